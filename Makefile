@@ -1,0 +1,50 @@
+# memoryhub: `make run` serves the embedded defaults; `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test worker beat lint chromium clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# Debian's chromium for the browser tests; installed only when missing and we may.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
+	  else echo "chromium not installed and cannot install it: browser tests will be skipped"; fi; }
+
+test: install chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+worker: install
+	$(BIN)/celery -A memoryhub worker --beat --loglevel=info
+
+beat: install
+	$(BIN)/celery -A memoryhub beat --loglevel=info
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python manage.py spectacular --validate --fail-on-warn --file /dev/null
+	MEMORYHUB_ENV=production SECRET_KEY=$$(openssl rand -hex 40) ALLOWED_HOSTS=memoryhub.example.com \
+	  $(BIN)/python manage.py check --deploy --fail-level WARNING
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache

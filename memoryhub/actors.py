@@ -1,0 +1,33 @@
+"""Who did something: an API key, a logged-in person or the system itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from tenants.models import ApiKey
+
+ActorKind = Literal["key", "user", "system"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: ActorKind
+    label: str
+    key_id: int | None = None
+    user_id: int | None = None
+
+    @classmethod
+    def for_key(cls, key: ApiKey) -> Actor:
+        return cls(kind="key", label=f"key:{key.public_id}", key_id=key.pk)
+
+    @classmethod
+    def for_user(cls, user: AbstractBaseUser) -> Actor:
+        return cls(kind="user", label=f"user:{user.get_username()}", user_id=user.pk)
+
+    @classmethod
+    def system(cls, what: str = "system") -> Actor:
+        return cls(kind="system", label=what)

@@ -1,0 +1,75 @@
+"""GET /healthz: database, Redis and worker heartbeat; 503 when a configured part is down."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from memoryhub.celery import app as celery_app
+from memoryhub.models import WorkerHeartbeat
+
+
+def check_database() -> dict[str, Any]:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - any failure is "down"
+        return {"status": "down", "error": type(exc).__name__}
+    return {"status": "ok", "vendor": connection.vendor}
+
+
+def check_redis() -> dict[str, Any]:
+    if not settings.REDIS_URL:
+        return {"status": "not_configured"}
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "down", "error": type(exc).__name__}
+    return {"status": "ok"}
+
+
+def check_worker() -> dict[str, Any]:
+    if celery_app.conf.task_always_eager:
+        return {"status": "eager"}
+    try:
+        latest = WorkerHeartbeat.objects.order_by("-beat_at").first()
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "unknown", "error": type(exc).__name__}
+    if latest is None:
+        return {"status": "down", "last_beat": None}
+    age = timezone.now() - latest.beat_at
+    fresh = age <= timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE)
+    return {
+        "status": "ok" if fresh else "down",
+        "last_beat": latest.beat_at.isoformat(),
+        "age_seconds": round(age.total_seconds(), 1),
+        "hostname": latest.hostname,
+    }
+
+
+def health_report() -> tuple[int, dict[str, Any]]:
+    checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
+    if checks["database"]["status"] != "ok":
+        overall = "down"
+    elif any(c["status"] in {"down", "unknown"} for c in checks.values()):
+        overall = "degraded"
+    else:
+        overall = "ok"
+    return (200 if overall == "ok" else 503), {"status": overall, "checks": checks}
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    status, body = health_report()
+    return JsonResponse(body, status=status)

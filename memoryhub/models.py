@@ -1,0 +1,50 @@
+"""Shared records: the audit log and worker heartbeats."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
+    def for_tenant(self, tenant: object) -> AuditEventQuerySet:
+        return self.filter(tenant=tenant)
+
+
+class AuditEvent(models.Model):
+    """One change by one actor. Holds digests, never content, so purges leave no text here."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="audit_events")
+    actor_kind = models.CharField(max_length=16)
+    actor_label = models.CharField(max_length=200)
+    actor_key = models.ForeignKey(
+        "tenants.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=200)
+    before_digest = models.CharField(max_length=64, blank=True)
+    after_digest = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["tenant", "-created_at", "-id"], name="audit_tenant_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.action} {self.object_type}:{self.object_id}"
+
+
+class WorkerHeartbeat(models.Model):
+    """Last time each Celery worker host ran the heartbeat task; read by /healthz."""
+
+    hostname = models.CharField(max_length=255, primary_key=True)
+    beat_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.hostname} @ {self.beat_at.isoformat()}"

@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+
+from memoryhub.api.views import unknown_route
+from memoryhub.health import healthz
+
+public = {"authentication_classes": [], "permission_classes": [AllowAny]}
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/v1/schema/", SpectacularAPIView.as_view(**public), name="api-schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", **public), name="api-docs"),
+    path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema", **public), name="api-redoc"),
+    path("api/v1/", include("tenants.api.urls")),
+    # Last under /api/v1/: anything unmatched is a 404 in the API's error shape.
+    re_path(r"^api/v1/(?P<path>.*)$", unknown_route),
+    path("", include("tenants.urls")),
+]

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from memoryhub.actors import Actor
+from tenants.api.keys import KeySpecSerializer
+from tenants.models import ApiKey, Membership, Tenant
+from tenants.services.keys import apikey_issue, apikey_revoke
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "api_rate_per_minute", "created_at"]
+    search_fields = ["slug", "name"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "tenant", "role", "created_at"]
+    list_filter = ["role", "tenant"]
+    search_fields = ["user__username", "tenant__slug"]
+
+
+class ApiKeyAddForm(forms.ModelForm):
+    """Validates with the same rules as the API (KeySpecSerializer)."""
+
+    class Meta:
+        model = ApiKey
+        fields = ["tenant", "name", "kind", "subject", "read_only", "agents", "read_policies", "write_policies"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        spec = {k: data.get(k) for k in ["kind", "name", "subject", "read_only", "agents"]}
+        for name in ["read_policies", "write_policies"]:
+            if data.get(name):
+                spec[name] = data[name]
+        serializer = KeySpecSerializer(data={k: v for k, v in spec.items() if v is not None or k == "agents"})
+        if not serializer.is_valid():
+            for field, errors in serializer.errors.items():
+                self.add_error(field if field in self.fields else None, " ".join(map(str, errors)))
+        return data
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["public_id", "tenant", "kind", "name", "read_only", "last_used_at", "revoked_at"]
+    list_filter = ["kind", "read_only", "tenant"]
+    search_fields = ["prefix", "name", "tenant__slug"]
+    readonly_fields = ["public_id", "generation", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def get_form(self, request: HttpRequest, obj: ApiKey | None = None, **kwargs: Any) -> type[forms.ModelForm]:
+        if obj is None:
+            kwargs["form"] = ApiKeyAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        # Changing an issued key's rights would silently widen it; issue a new key instead.
+        if obj is not None:
+            return [f.name for f in ApiKey._meta.fields if f.name != "name"] + ["public_id"]
+        return self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        obj.created_by = request.user
+        raw = apikey_issue(key=obj, actor=Actor.for_user(request.user))
+        messages.warning(request, f"New API key {obj.public_id} — copy it now, it is shown only once: {raw}")
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+        return False  # keys are revoked, never deleted, so audit rows keep their actor
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for key in queryset:
+            apikey_revoke(key=key, actor=Actor.for_user(request.user))
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")

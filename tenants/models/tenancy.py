@@ -1,0 +1,75 @@
+"""Tenants and who belongs to them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+
+SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
+slug_validator = RegexValidator(SLUG_RE, "Use 1-50 lowercase letters, digits and inner hyphens.")
+
+
+class Tenant(models.Model):
+    """The storage boundary: nothing a tenant owns is visible from another tenant.
+
+    Store-specific limits live beside their store (they register themselves with the
+    tenant settings API); the fields here are the ones every store shares.
+    """
+
+    slug = models.CharField(max_length=50, unique=True, validators=[slug_validator])
+    name = models.CharField(max_length=200)
+    # Per-key request rate; the cache-backed throttle reads it on every API call.
+    api_rate_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="Requests per minute per API key; empty means the server default.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def effective_api_rate_per_minute(self) -> int:
+        return self.api_rate_per_minute or settings.MEMORYHUB_DEFAULT_API_RATE_PER_MINUTE
+
+    def role_of(self, user: object) -> str | None:
+        membership = self.memberships.filter(user=user).only("role").first()
+        return membership.role if membership else None
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    REVIEWER = "reviewer", "Reviewer"
+    VIEWER = "viewer", "Viewer"
+
+
+# Higher rank includes the rights of lower ranks.
+ROLE_RANK: dict[str, int] = {Role.VIEWER: 1, Role.REVIEWER: 2, Role.ADMIN: 3}
+
+
+class MembershipQuerySet(models.QuerySet["Membership"]):
+    def for_user(self, user: object) -> MembershipQuerySet:
+        return self.filter(user=user).select_related("tenant").order_by("tenant__slug")
+
+
+class Membership(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique")]
+        ordering = ["tenant__slug", "user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+    def has_role(self, needed: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[needed]

@@ -1,0 +1,82 @@
+"""API key services. Callers validate the key spec first (tenants.api.keys.KeySpecSerializer)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+from tenants.models import ApiKey, Tenant
+from tenants.models.keys import hash_key
+
+
+def _snapshot(key: ApiKey) -> dict[str, object]:
+    return {
+        "id": key.public_id, "kind": key.kind, "subject": key.effective_subject,
+        "read_only": key.read_only, "agents": key.agents,
+        "read_policies": key.effective_read_policies,
+        "write_policies": key.effective_write_policies,
+        "revoked": key.revoked_at is not None,
+    }
+
+
+def apikey_create(
+    *,
+    tenant: Tenant,
+    kind: str,
+    actor: Actor,
+    name: str = "",
+    subject: str = "",
+    read_only: bool = False,
+    agents: list[str] | None = None,
+    read_policies: list[str] | None = None,
+    write_policies: list[str] | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key; returns it with the raw key, which exists nowhere else afterwards."""
+    key = ApiKey(
+        tenant=tenant, name=name, kind=kind, subject=subject, read_only=read_only, agents=agents,
+        read_policies=list(read_policies or ["default"]),
+        write_policies=list(write_policies or ["default"]),
+        created_by=created_by,
+    )
+    raw = apikey_issue(key=key, actor=actor)
+    return key, raw
+
+
+def apikey_issue(*, key: ApiKey, actor: Actor) -> str:
+    """Give a prepared, unsaved key its prefix and hash, save it, audit it; return the raw key."""
+    prefix, raw = ApiKey.new_raw_key()
+    while ApiKey.objects.filter(prefix=prefix).exists():  # 36^10 space: practically never loops
+        prefix, raw = ApiKey.new_raw_key()
+    key.prefix = prefix
+    key.key_hash = hash_key(raw)
+    key.read_policies = list(key.read_policies or ["default"])
+    key.write_policies = list(key.write_policies or ["default"])
+    with transaction.atomic():
+        key.save()
+        audit_record(
+            tenant=key.tenant, actor=actor, action="apikey.create", object_type="apikey",
+            object_id=key.public_id, after=_snapshot(key),
+        )
+    return raw
+
+
+def apikey_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
+    """Revoke at once: the next request with this key is 401. Revoking twice is a no-op."""
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().get(pk=key.pk)
+        if locked.revoked_at is None:
+            before = _snapshot(locked)
+            ApiKey.objects.filter(pk=locked.pk).update(
+                revoked_at=timezone.now(), generation=F("generation") + 1
+            )
+            locked.refresh_from_db()
+            audit_record(
+                tenant=locked.tenant, actor=actor, action="apikey.revoke", object_type="apikey",
+                object_id=locked.public_id, before=before, after=_snapshot(locked),
+            )
+    return locked

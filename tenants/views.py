@@ -1,0 +1,98 @@
+"""Tenant pages: home (pick a tenant), the dashboard and key management."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from memoryhub.actors import Actor
+from memoryhub.health import health_report
+from memoryhub.models import AuditEvent
+from tenants.api.keys import KeySpecSerializer
+from tenants.models import ApiKey, KeyKind, Membership, Role
+from tenants.services.keys import apikey_create, apikey_revoke
+from tenants.ui import CURRENT_TENANT_SESSION_KEY, tenant_view
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    memberships = list(Membership.objects.for_user(request.user))
+    if not memberships:
+        return TemplateResponse(request, "tenants/no_tenant.html", {})
+    remembered = request.session.get(CURRENT_TENANT_SESSION_KEY)
+    slugs = [m.tenant.slug for m in memberships]
+    return redirect("dashboard", slug=remembered if remembered in slugs else slugs[0])
+
+
+@tenant_view(Role.VIEWER)
+def dashboard(request: HttpRequest) -> HttpResponse:
+    tenant = request.tenant  # type: ignore[attr-defined]
+    status, health = health_report()
+    context = {
+        "health": health,
+        "health_ok": status == 200,
+        "member_count": tenant.memberships.count(),
+        "active_key_count": ApiKey.objects.for_tenant(tenant).active().count(),
+        "recent_events": AuditEvent.objects.for_tenant(tenant)[:10],
+    }
+    template = "tenants/dashboard.html#health" if request.htmx else "tenants/dashboard.html"
+    return TemplateResponse(request, template, context)
+
+
+def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:
+    tenant = request.tenant  # type: ignore[attr-defined]
+    return {
+        "keys": ApiKey.objects.for_tenant(tenant).order_by("revoked_at", "-created_at"),
+        "kinds": KeyKind.choices,
+        **extra,
+    }
+
+
+def _split(raw: str) -> list[str] | None:
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    return parts or None
+
+
+@tenant_view(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def keys(request: HttpRequest) -> HttpResponse:
+    """List keys; POST creates one and shows its secret once, in this response only."""
+    extra: dict[str, object] = {}
+    if request.method == "POST":
+        spec = KeySpecSerializer(data={
+            "kind": request.POST.get("kind", ""),
+            "name": request.POST.get("name", ""),
+            "read_only": request.POST.get("read_only") == "on",
+            "agents": _split(request.POST.get("agents", "")),
+            **({"read_policies": p} if (p := _split(request.POST.get("read_policies", ""))) else {}),
+            **({"write_policies": p} if (p := _split(request.POST.get("write_policies", ""))) else {}),
+        })
+        if spec.is_valid():
+            key, raw = apikey_create(
+                tenant=request.tenant,  # type: ignore[attr-defined]
+                actor=Actor.for_user(request.user), created_by=request.user, **spec.validated_data,
+            )
+            extra = {"new_key": key, "new_secret": raw}
+        else:
+            extra = {"errors": spec.errors, "form_data": request.POST}
+    template = "tenants/keys.html#key-panel" if request.htmx else "tenants/keys.html"
+    response = TemplateResponse(request, template, _keys_context(request, **extra))
+    if "new_key" in extra:
+        response["HX-Trigger"] = "keysChanged"
+    return response
+
+
+@tenant_view(Role.ADMIN)
+@require_POST
+def key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
+    tenant = request.tenant  # type: ignore[attr-defined]
+    key = get_object_or_404(ApiKey.objects.for_tenant(tenant), prefix=key_id.removeprefix("k_"))
+    apikey_revoke(key=key, actor=Actor.for_user(request.user))
+    if not request.htmx:
+        return redirect("keys", slug=tenant.slug)
+    response = TemplateResponse(request, "tenants/keys.html#key-panel", _keys_context(request))
+    response["HX-Trigger"] = "keysChanged"
+    return response

@@ -1,0 +1,113 @@
+"""Shared fixtures: two tenants (acme, globex), named people and key factories.
+
+People: alice is acme's admin, bob acme's reviewer, carol acme's viewer; dave belongs
+to globex only; erin is a reviewer of both (for the tenant switcher).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from memoryhub.actors import Actor
+from tenants.models import ApiKey, Membership, Role, Tenant
+from tenants.services.keys import apikey_create
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
+# same test are still synchronous, so Django's async-safety guard is lifted for tests.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+PASSWORD = "correct horse battery staple"
+TEST_ACTOR = Actor.system("tests")
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def acme(db: None) -> Tenant:
+    return Tenant.objects.create(slug="acme", name="Acme Corp")
+
+
+@pytest.fixture
+def globex(db: None) -> Tenant:
+    return Tenant.objects.create(slug="globex", name="Globex")
+
+
+def _member(username: str, tenant: Tenant, role: str) -> User:
+    user, _ = User.objects.get_or_create(username=username)
+    user.set_password(PASSWORD)
+    user.save()
+    Membership.objects.create(tenant=tenant, user=user, role=role)
+    return user
+
+
+@pytest.fixture
+def alice(acme: Tenant) -> User:
+    return _member("alice", acme, Role.ADMIN)
+
+
+@pytest.fixture
+def bob(acme: Tenant) -> User:
+    return _member("bob", acme, Role.REVIEWER)
+
+
+@pytest.fixture
+def carol(acme: Tenant) -> User:
+    return _member("carol", acme, Role.VIEWER)
+
+
+@pytest.fixture
+def dave(globex: Tenant) -> User:
+    return _member("dave", globex, Role.ADMIN)
+
+
+@pytest.fixture
+def erin(acme: Tenant, globex: Tenant) -> User:
+    user = _member("erin", acme, Role.REVIEWER)
+    Membership.objects.create(tenant=globex, user=user, role=Role.VIEWER)
+    return user
+
+
+MakeKey = Callable[..., tuple[ApiKey, str]]
+
+
+@pytest.fixture
+def make_key(db: None) -> MakeKey:
+    def make(tenant: Tenant, kind: str = "agent", **kwargs: Any) -> tuple[ApiKey, str]:
+        return apikey_create(tenant=tenant, kind=kind, actor=TEST_ACTOR, **kwargs)
+
+    return make
+
+
+ClientFor = Callable[[str | None], APIClient]
+
+
+@pytest.fixture
+def client_for() -> ClientFor:
+    """An API client sending `raw` as its bearer key (or no header for None)."""
+
+    def make(raw: str | None) -> APIClient:
+        client = APIClient()
+        if raw is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make
+
+
+def error_of(response: Any) -> dict[str, Any]:
+    """The error object of a response, after checking the one error shape."""
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message", "details"}, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert isinstance(body["error"]["details"], dict)
+    return body["error"]

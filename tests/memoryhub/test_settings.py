@@ -1,0 +1,52 @@
+"""Settings come from the environment; production refuses unsafe defaults."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "MEMORYHUB_ENV", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def test_production_requires_a_secret_key():
+    result = _run("check", MEMORYHUB_ENV="production", ALLOWED_HOSTS="example.com")
+    assert result.returncode != 0
+    assert "SECRET_KEY is required" in result.stderr
+
+
+def test_production_requires_allowed_hosts():
+    result = _run("check", MEMORYHUB_ENV="production", SECRET_KEY="x" * 64)
+    assert result.returncode != 0
+    assert "ALLOWED_HOSTS is required" in result.stderr
+
+
+def test_check_deploy_is_clean_in_production():
+    result = _run(
+        "check", "--deploy", "--fail-level", "WARNING",
+        MEMORYHUB_ENV="production", SECRET_KEY="k" * 20 + "-Zq81!x" * 8, ALLOWED_HOSTS="memoryhub.example.com",
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout
+
+
+def test_a_bad_boolean_is_refused():
+    result = _run("check", DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_the_local_secret_key_is_generated_once(tmp_path):
+    for _ in range(2):
+        assert _run("check", MEMORYHUB_VAR_DIR=str(tmp_path)).returncode == 0
+    assert len((tmp_path / "secret_key").read_text()) > 50
+    assert oct((tmp_path / "secret_key").stat().st_mode)[-3:] == "600"

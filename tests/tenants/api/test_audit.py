@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from tests.conftest import error_of
+
+
+def test_an_admin_key_reads_its_tenants_audit_log(acme, globex, make_key, client_for):
+    admin, admin_raw = make_key(acme, "admin")
+    make_key(globex, "agent")
+    client = client_for(admin_raw)
+    client.post("/api/v1/keys", {"kind": "ingest"}, format="json")
+    events = client.get("/api/v1/audit").json()["results"]
+    assert [e["action"] for e in events][:1] == ["apikey.create"]
+    assert events[0]["actor"] == f"key:{admin.public_id}"
+    # Only acme's events: the globex key's creation is not here.
+    assert all(e["object_id"] != "" for e in events)
+    assert len(events) == 2
+
+
+def test_it_filters_by_action(acme, make_key, client_for):
+    key, admin_raw = make_key(acme, "admin")
+    client = client_for(admin_raw)
+    client.delete(f"/api/v1/keys/{key.public_id}")
+    _, admin_raw2 = make_key(acme, "admin")
+    events = client_for(admin_raw2).get("/api/v1/audit", {"action": "apikey.revoke"}).json()["results"]
+    assert [e["object_id"] for e in events] == [key.public_id]
+
+
+def test_other_kinds_may_not_read_the_audit_log(acme, make_key, client_for):
+    _, raw = make_key(acme, "reviewer")
+    response = client_for(raw).get("/api/v1/audit")
+    assert response.status_code == 403
+    assert error_of(response)["code"] == "PERMISSION_DENIED"

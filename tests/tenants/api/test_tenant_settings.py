@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from memoryhub.models import AuditEvent
+from tests.conftest import error_of
+
+
+def test_any_key_reads_the_settings(acme, make_key, client_for):
+    _, raw = make_key(acme, "agent", read_only=True)
+    response = client_for(raw).get("/api/v1/tenant")
+    assert response.status_code == 200
+    assert response.json() == {"slug": "acme", "name": "Acme Corp", "api_rate_per_minute": None}
+
+
+def test_an_admin_key_changes_settings_and_it_is_audited(acme, make_key, client_for):
+    key, raw = make_key(acme, "admin")
+    response = client_for(raw).patch("/api/v1/tenant", {"api_rate_per_minute": 600, "name": "Acme"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["api_rate_per_minute"] == 600
+    acme.refresh_from_db()
+    assert (acme.api_rate_per_minute, acme.name) == (600, "Acme")
+    event = AuditEvent.objects.get(action="tenant.settings")
+    assert event.actor_label == f"key:{key.public_id}"
+    assert event.before_digest and event.after_digest and event.before_digest != event.after_digest
+
+
+def test_non_admin_keys_may_not_change_settings(acme, make_key, client_for):
+    for kind in ["agent", "ingest", "host", "reviewer"]:
+        _, raw = make_key(acme, kind)
+        response = client_for(raw).patch("/api/v1/tenant", {"name": "x"}, format="json")
+        assert response.status_code == 403, kind
+        assert error_of(response)["code"] == "PERMISSION_DENIED"
+    acme.refresh_from_db()
+    assert acme.name == "Acme Corp"
+
+
+def test_a_read_only_admin_key_may_not_change_settings(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin", read_only=True)
+    response = client_for(raw).patch("/api/v1/tenant", {"name": "x"}, format="json")
+    assert response.status_code == 403
+    assert error_of(response)["code"] == "PERMISSION_DENIED"
+
+
+def test_a_bad_patch_names_every_bad_field_and_saves_nothing(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    response = client_for(raw).patch(
+        "/api/v1/tenant", {"name": "Renamed", "api_rate_per_minute": 0, "slug": "other", "bogus": 1}, format="json"
+    )
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "INVALID_REQUEST"
+    paths = {e["path"] for e in error["details"]["errors"]}
+    assert paths == {"api_rate_per_minute", "slug", "bogus"}
+    acme.refresh_from_db()
+    assert acme.name == "Acme Corp"
+    assert not AuditEvent.objects.filter(action="tenant.settings").exists()
+
+
+def test_a_non_object_body_is_rejected(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    response = client_for(raw).patch("/api/v1/tenant", [1, 2], format="json")
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "INVALID_REQUEST"
+
+
+def test_settings_of_one_tenant_never_touch_another(acme, globex, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client_for(raw).patch("/api/v1/tenant", {"api_rate_per_minute": 5}, format="json")
+    globex.refresh_from_db()
+    assert globex.api_rate_per_minute is None
