@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tenants.models import ApiKey
+
+
+@pytest.mark.parametrize("who", ["bob", "carol"])
+def test_reviewers_and_viewers_may_not_manage_keys(request, acme, make_key, client, who):
+    key, _ = make_key(acme)
+    client.force_login(request.getfixturevalue(who))
+    assert client.get("/t/acme/keys/").status_code == 403
+    assert client.post("/t/acme/keys/", {"kind": "agent"}).status_code == 403
+    assert client.post(f"/t/acme/keys/{key.public_id}/revoke").status_code == 403
+    key.refresh_from_db()
+    assert key.revoked_at is None
+    assert ApiKey.objects.count() == 1
+
+
+def test_the_nav_shows_keys_to_admins_only(alice, bob, client):
+    client.force_login(alice)
+    assert b'href="/t/acme/keys/"' in client.get("/t/acme/").content
+    client.force_login(bob)
+    assert b'href="/t/acme/keys/"' not in client.get("/t/acme/").content
+
+
+def test_an_admin_creates_a_key_and_sees_it_once(alice, client, client_for):
+    client.force_login(alice)
+    response = client.post("/t/acme/keys/", {"kind": "agent", "name": "bot", "agents": "support, triage"})
+    assert response.status_code == 200
+    raw = re.search(rb"mh_[a-z0-9]{10}_[A-Za-z0-9]{40}", response.content).group().decode()
+    whoami = client_for(raw).get("/api/v1/whoami").json()
+    assert whoami["key"]["agents"] == ["support", "triage"]
+    assert raw.encode() not in client.get("/t/acme/keys/").content
+    key = ApiKey.objects.get()
+    assert key.created_by == alice
+
+
+def test_an_htmx_create_answers_with_the_partial_and_an_event(alice, client):
+    client.force_login(alice)
+    response = client.post("/t/acme/keys/", {"kind": "ingest"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response["HX-Trigger"] == "keysChanged"
+    assert b'id="key-panel"' in response.content and b"<html" not in response.content
+
+
+def test_a_bad_key_spec_re_renders_with_errors(alice, client):
+    client.force_login(alice)
+    response = client.post("/t/acme/keys/", {"kind": "agent", "agents": "Not Valid"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert "HX-Trigger" not in response
+    assert b"agents" in response.content and b'role="alert"' in response.content
+    assert not ApiKey.objects.exists()
+
+
+def test_an_admin_revokes_a_key(alice, acme, make_key, client, client_for):
+    key, raw = make_key(acme)
+    client.force_login(alice)
+    response = client.post(f"/t/acme/keys/{key.public_id}/revoke", headers={"HX-Request": "true"})
+    assert response.status_code == 200 and response["HX-Trigger"] == "keysChanged"
+    assert client_for(raw).get("/api/v1/whoami").status_code == 401
+    plain = client.post(f"/t/acme/keys/{key.public_id}/revoke")
+    assert plain.status_code == 302 and plain["Location"] == "/t/acme/keys/"
+
+
+def test_an_admin_cannot_revoke_another_tenants_key(alice, globex, make_key, client):
+    foreign, _ = make_key(globex)
+    client.force_login(alice)
+    assert client.post(f"/t/acme/keys/{foreign.public_id}/revoke").status_code == 404
+    assert client.post(f"/t/globex/keys/{foreign.public_id}/revoke").status_code == 404
+    foreign.refresh_from_db()
+    assert foreign.revoked_at is None
+
+
+def test_revoking_needs_post(alice, acme, make_key, client):
+    key, _ = make_key(acme)
+    client.force_login(alice)
+    assert client.get(f"/t/acme/keys/{key.public_id}/revoke").status_code == 405
