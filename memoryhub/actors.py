@@ -19,10 +19,13 @@ class Actor:
     label: str
     key_id: int | None = None
     user_id: int | None = None
+    # The person a key acts for (a reviewer key's holder); stores may show it as the writer.
+    on_behalf_of: str | None = None
 
     @classmethod
     def for_key(cls, key: ApiKey) -> Actor:
-        return cls(kind="key", label=f"key:{key.public_id}", key_id=key.pk)
+        holder = key.created_by.get_username() if key.kind == "reviewer" and key.created_by_id else None
+        return cls(kind="key", label=f"key:{key.public_id}", key_id=key.pk, on_behalf_of=holder)
 
     @classmethod
     def for_user(cls, user: AbstractBaseUser) -> Actor:

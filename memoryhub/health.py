@@ -11,7 +11,7 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from memoryhub.celery import app as celery_app
 from memoryhub.models import WorkerHeartbeat
@@ -69,7 +69,7 @@ def health_report() -> tuple[int, dict[str, Any]]:
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     status, body = health_report()
     return JsonResponse(body, status=status)

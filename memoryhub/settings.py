@@ -214,6 +214,8 @@ if PRODUCTION:
 
 # Largest request body; the Atom write endpoint is the biggest user (20 MiB).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 20 * 1024 * 1024)
+# The KV endpoints refuse larger bodies before parsing them (413 LIMIT_EXCEEDED).
+MEMORYHUB_KV_MAX_BODY_BYTES = env_int("MEMORYHUB_KV_MAX_BODY_BYTES", 8 * 1024 * 1024)
 
 # --- I18N, static -------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -223,7 +225,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start without it
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Outside production WhiteNoise serves straight from the source folders, so `make run`
+# needs no collectstatic step; production serves the collected, hashed files.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION  # WhiteNoise warns on every start without it
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class TenantsConfig(AppConfig):
     name = "tenants"
     verbose_name = "tenants"
+
+    def ready(self) -> None:
+        # Each store adds its settings to GET/PATCH /api/v1/tenant.
+        from tenants.kv import settings_section as kv_settings
+
+        kv_settings.register()

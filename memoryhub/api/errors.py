@@ -41,6 +41,7 @@ class ApiError(Exception):
         if status is not None:
             self.status = status
         self.details = details or {}
+        self.headers: dict[str, str] = {}
 
 
 class NotFound(ApiError):
@@ -97,7 +98,7 @@ def translate(exc: Exception, context: dict[str, Any]) -> tuple[int, dict[str, A
     """Map any exception to (status, body, extra headers)."""
     headers: dict[str, str] = {}
     if isinstance(exc, ApiError):
-        return exc.status, error_body(exc.code, exc.message, exc.details), headers
+        return exc.status, error_body(exc.code, exc.message, exc.details), dict(exc.headers)
     if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
         headers["WWW-Authenticate"] = 'Bearer realm="memoryhub"'
         message = str(exc.detail) if isinstance(exc, drf.AuthenticationFailed) else (

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from tenants.api import kv_agents, kv_resources, kv_rpc, kv_runs
 from tenants.api.audit import AuditListView
 from tenants.api.keys import KeyDetailView, KeyListView
 from tenants.api.tenant import TenantSettingsView
@@ -11,4 +12,18 @@ urlpatterns = [
     path("keys", KeyListView.as_view(), name="api-keys"),
     path("keys/<str:key_id>", KeyDetailView.as_view(), name="api-key"),
     path("audit", AuditListView.as_view(), name="api-audit"),
+    # Key-value memory
+    path("agents", kv_agents.AgentsView.as_view(), name="api-agents"),
+    path("agents/<str:agent>", kv_agents.AgentDetailView.as_view(), name="api-agent"),
+    path("agents/<str:agent>/memory", kv_rpc.KvMemoryView.as_view(), name="api-kv-memory"),
+    path("agents/<str:agent>/namespaces", kv_resources.NamespacesView.as_view(), name="api-kv-namespaces"),
+    path("agents/<str:agent>/namespaces/<str:ns>", kv_resources.NamespaceView.as_view(), name="api-kv-namespace"),
+    path("agents/<str:agent>/namespaces/<str:ns>/keys", kv_resources.KeysView.as_view(), name="api-kv-keys"),
+    path("agents/<str:agent>/namespaces/<str:ns>/keys/<path:key>", kv_resources.EntryView.as_view(), name="api-kv-entry"),
+    path("agents/<str:agent>/namespaces/<str:ns>/key", kv_resources.QueryEntryView.as_view(), name="api-kv-key"),
+    path("agents/<str:agent>/namespaces/<str:ns>/export", kv_resources.ExportView.as_view(), name="api-kv-export"),
+    path("agents/<str:agent>/runs", kv_runs.RunsView.as_view(), name="api-kv-runs"),
+    path("agents/<str:agent>/runs/<str:run_id>", kv_runs.RunDetailView.as_view(), name="api-kv-run"),
+    path("agents/<str:agent>/runs/<str:run_id>/close", kv_runs.RunCloseView.as_view(), name="api-kv-run-close"),
+    path("agents/<str:agent>/runs/<str:run_id>/journal", kv_runs.RunJournalView.as_view(), name="api-kv-run-journal"),
 ]

@@ -2,7 +2,7 @@
 
 A key reads `mh_<prefix>_<secret>`. The prefix is public (it is the key's id, shown in
 lists and audit rows); only a SHA-256 of the whole key is stored. A slow password hash
-buys nothing here: the secret is 240 random bits, so the hash cannot be brute-forced,
+buys nothing here: the secret is about 238 random bits, so the hash cannot be brute-forced,
 and every API request has to verify one.
 """
 

@@ -8,7 +8,9 @@ def test_any_key_reads_the_settings(acme, make_key, client_for):
     _, raw = make_key(acme, "agent", read_only=True)
     response = client_for(raw).get("/api/v1/tenant")
     assert response.status_code == 200
-    assert response.json() == {"slug": "acme", "name": "Acme Corp", "api_rate_per_minute": None}
+    body = response.json()
+    assert {k: body[k] for k in ["slug", "name", "api_rate_per_minute"]} == {"slug": "acme", "name": "Acme Corp", "api_rate_per_minute": None}
+    assert body["kv_keys_per_namespace"] == 100_000 and body["kv_key_bytes"] == 1024
 
 
 def test_an_admin_key_changes_settings_and_it_is_audited(acme, make_key, client_for):

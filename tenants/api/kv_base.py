@@ -1,0 +1,87 @@
+"""Shared parts of the KV API: strict JSON parsing, agent resolution, raw JSON responses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.http import HttpResponse
+from rest_framework.parsers import BaseParser
+
+from tenants.api.base import TenantAPIView
+from tenants.kv.rules import AGENT_SLUG_RE, KvError, json_str, limit_exceeded, loads_strict
+from tenants.kv.store import agent_ensure
+from tenants.models import Agent, KeyKind
+
+KV_KINDS: frozenset[str] = frozenset({KeyKind.AGENT, KeyKind.HOST, KeyKind.REVIEWER, KeyKind.ADMIN})
+
+
+class StrictJsonParser(BaseParser):
+    """JSON as the KV spec wants it: size-capped before parsing, then strict."""
+
+    media_type = "application/json"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+        cap: int = settings.MEMORYHUB_KV_MAX_BODY_BYTES
+        data = stream.read(cap + 1) if stream is not None else b""
+        if len(data) > cap:
+            raise KvError("LIMIT_EXCEEDED", f"The request body exceeds {cap} bytes.", status=413,
+                          details={"limit": "body_bytes", "max": cap})
+        return loads_strict(data)
+
+
+class KvAPIView(TenantAPIView):
+    allowed_kinds: ClassVar[frozenset[str]] = KV_KINDS
+    parser_classes: ClassVar[list[type[BaseParser]]] = [StrictJsonParser]
+
+    def resolve_agent(self, slug: str) -> Agent:
+        """The caller's agent. Keys that may not create it get one 404 for "missing",
+        "another tenant's" and "outside my list" alike (spec §8)."""
+        if not AGENT_SLUG_RE.match(slug):
+            raise KvError("INVALID_AGENT", "Agent slugs are 1-64 characters of [a-z0-9-].")
+        not_found = KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
+        if not self.key.allows_agent(slug):
+            raise not_found
+        agent = Agent.objects.filter(tenant=self.tenant, slug=slug).select_related("tenant").first()
+        if agent is not None:
+            return agent
+        if self.key.read_only:
+            raise not_found
+        agent, _ = agent_ensure(tenant=self.tenant, slug=slug, actor=self.actor)
+        return agent
+
+    def body_object(self) -> dict[str, Any]:
+        body = self.request.data
+        if not isinstance(body, dict):
+            raise KvError("INVALID_REQUEST", "The body must be a JSON object.")
+        return body
+
+
+def raw_json(text: str, status: int = 200, **headers: str) -> HttpResponse:
+    """A response whose body is JSON text we already hold: stored values are returned
+    byte-exact, never re-encoded."""
+    response = HttpResponse(text.encode("utf-8"), status=status, content_type="application/json")
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def entry_text(entry: Any, namespace: str) -> str:
+    """The resource form of an entry; `value` spliced in as stored."""
+    def iso(value: Any) -> str:
+        return json.dumps(value.isoformat().replace("+00:00", "Z"))
+
+    return (
+        f'{{"namespace":{json_str(namespace)},"key":{json_str(entry.key)},"value":{entry.value},'
+        f'"version":{entry.version},"created_at":{iso(entry.created_at)},"updated_at":{iso(entry.updated_at)},'
+        f'"created_by":{json_str(entry.created_by)},"updated_by":{json_str(entry.updated_by)},'
+        f'"last_run_id":{json_str(entry.last_run_id) if entry.last_run_id else "null"}}}'
+    )
+
+
+def rfc3339(value: Any) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+__all__ = ["KV_KINDS", "KvAPIView", "StrictJsonParser", "entry_text", "limit_exceeded", "raw_json", "rfc3339"]

@@ -1,0 +1,221 @@
+"""Pure rules of the KV store: strict JSON, canonical form, namespaces, call validation.
+
+No Django models here, so every rule is unit-testable on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memoryhub.api.errors import ApiError
+
+VALID_ACTIONS: tuple[str, ...] = ("set", "get", "delete", "list", "clear")
+WRITE_ACTIONS = frozenset({"set", "delete", "clear"})
+KEY_ACTIONS = frozenset({"get", "set", "delete"})
+NAMESPACE_MAX = 128
+_NOT_NAMESPACE_CHAR = re.compile(r"[^A-Za-z0-9_-]")
+AGENT_SLUG_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+
+
+class KvError(ApiError):
+    """A KV error. `journaled` errors consume a run's seq and are recorded (spec §4)."""
+
+    journaled: bool = False
+
+    def __init__(self, code: str, message: str, *, status: int = 400, details: dict[str, Any] | None = None,
+                 journaled: bool = False) -> None:
+        super().__init__(message, code=code, status=status, details=details)
+        self.journaled = journaled
+
+
+def invalid_json(message: str) -> KvError:
+    return KvError("INVALID_JSON", message)
+
+
+# --- JSON ---------------------------------------------------------------------------------
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("number out of double range")
+    return value
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_strings(value: Any) -> None:
+    """Reject lone surrogates anywhere (keys and values), iteratively: no recursion limit."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _has_lone_surrogate(item):
+                raise ValueError("lone surrogate in a string")
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if _has_lone_surrogate(key):
+                    raise ValueError("lone surrogate in an object key")
+                stack.append(sub)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def loads_strict(data: bytes) -> Any:
+    """Parse a request body. NaN, ±Infinity, doubles beyond range, lone surrogates and
+    invalid UTF-8 are INVALID_JSON. A repeated object key keeps its last value."""
+    try:
+        text = data.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        _check_strings(value)
+    except UnicodeDecodeError as exc:
+        raise invalid_json(f"The body is not valid UTF-8 (byte {exc.start}).") from exc
+    except json.JSONDecodeError as exc:
+        raise invalid_json(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from exc
+    except (ValueError, RecursionError) as exc:
+        raise invalid_json(f"The body is not valid JSON: {exc}.") from exc
+    return value
+
+
+def canonical(value: Any) -> str:
+    """Sorted keys at every level, no spaces, non-ASCII raw; floats in shortest form."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def json_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def export_text(items: list[tuple[str, str]]) -> str:
+    """A namespace file: Python's json.dumps(indent=2, sort_keys=True, ensure_ascii=False)."""
+    return json.dumps({key: json.loads(value) for key, value in items}, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+# --- Namespaces and calls --------------------------------------------------------------------
+
+def resolve_namespace(raw: Any) -> str:
+    """Absent/None → "default"; each code point outside [A-Za-z0-9_-] → "_" (faithful)."""
+    if raw is None:
+        return "default"
+    if not isinstance(raw, str):
+        raise KvError("INVALID_NAMESPACE", "namespace must be a string or null.", journaled=True)
+    if raw == "":
+        raise KvError("INVALID_NAMESPACE", "namespace must not be empty.", journaled=True)
+    resolved = _NOT_NAMESPACE_CHAR.sub("_", raw)
+    if len(resolved) > NAMESPACE_MAX:
+        raise KvError(
+            "INVALID_NAMESPACE", f"namespace resolves to {len(resolved)} characters; the maximum is {NAMESPACE_MAX}.",
+            journaled=True, details={"max": NAMESPACE_MAX, "actual": len(resolved)},
+        )
+    return resolved
+
+
+@dataclass(frozen=True)
+class Limits:
+    key_bytes: int
+    value_bytes: int
+    keys_per_namespace: int
+    namespaces_per_agent: int
+    response_bytes: int
+
+
+def limit_exceeded(limit: str, maximum: int, actual: int) -> KvError:
+    return KvError(
+        "LIMIT_EXCEEDED", f"The {limit} limit is {maximum}; this call needs {actual}.",
+        status=413, journaled=True, details={"limit": limit, "max": maximum, "actual": actual},
+    )
+
+
+@dataclass(frozen=True)
+class KvCall:
+    """A validated RPC call. `value` is canonical JSON text for set."""
+
+    action: str
+    namespace: str
+    key: str | None = None
+    value: str | None = None
+    prefix: str = ""
+    expected_version: int | None = None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_call(body: dict[str, Any], limits: Limits) -> KvCall:
+    """Spec §3 validation, in order; the first failure wins. Unused fields are ignored."""
+    action = body.get("action")
+    if action not in VALID_ACTIONS:
+        shown = json_str(action) if isinstance(action, str) else ("missing" if action is None else "not a string")
+        raise KvError(
+            "UNKNOWN_ACTION", f"Unknown action {shown}; valid actions are {', '.join(VALID_ACTIONS)}.",
+            journaled=True, details={"valid_actions": list(VALID_ACTIONS)},
+        )
+    namespace = resolve_namespace(body.get("namespace"))
+    prefix = ""
+    expected: int | None = None
+    if action == "list":
+        raw_prefix = body.get("prefix")
+        if raw_prefix is not None and not isinstance(raw_prefix, str):
+            raise KvError("INVALID_ARGUMENT", "prefix must be a string or null.", journaled=True, details={"field": "prefix"})
+        prefix = raw_prefix or ""
+    if action in {"set", "delete"} and "expected_version" in body:
+        expected = body["expected_version"]
+        if not _is_int(expected) or expected < 0:
+            raise KvError("INVALID_ARGUMENT", "expected_version must be an integer >= 0.", journaled=True,
+                          details={"field": "expected_version"})
+    key: str | None = None
+    if action in KEY_ACTIONS:
+        key = body.get("key")
+        if not isinstance(key, str):
+            raise KvError("KEY_REQUIRED", f"{action} needs a string key.", journaled=True)
+        if "\x00" in key:
+            raise KvError("KEY_INVALID", "A key must not contain U+0000.", journaled=True)
+    value: str | None = None
+    if action == "set":
+        if body.get("value") is None:
+            raise KvError("VALUE_REQUIRED", "set needs a non-null value; null means absent.", journaled=True)
+        assert key is not None
+        if (size := utf8_len(key)) > limits.key_bytes:
+            raise limit_exceeded("key_bytes", limits.key_bytes, size)
+        value = canonical(body["value"])
+        if (size := utf8_len(value)) > limits.value_bytes:
+            raise limit_exceeded("value_bytes", limits.value_bytes, size)
+    return KvCall(action=action, namespace=namespace, key=key, value=value, prefix=prefix, expected_version=expected)
+
+
+def journal_args(body: dict[str, Any]) -> dict[str, Any]:
+    """The call's args as recorded: as sent, normalized only as the original does."""
+    namespace = body.get("namespace")
+    prefix = body.get("prefix")
+    args: dict[str, Any] = {
+        "action": body.get("action"),
+        "key": body.get("key"),
+        "namespace": "default" if namespace is None else namespace,
+        "prefix": "" if prefix is None else prefix,
+        "value": body.get("value"),
+    }
+    if "expected_version" in body:
+        args["expected_version"] = body["expected_version"]
+    return args
+
+
+def args_for_comparison(args: dict[str, Any]) -> str:
+    return canonical({k: v for k, v in args.items() if k != "expected_version"})

@@ -1,0 +1,89 @@
+"""Limits (24-26), compare-and-set, and per-tenant limit settings."""
+
+from __future__ import annotations
+
+from tenants.models import KvEntry
+from tests.conftest import error_of
+
+
+def test_24_key_bytes_is_measured_in_utf8(kv):
+    assert kv.call({"action": "set", "key": "k" * 1024, "value": 1}).status_code == 200
+    response = kv.call({"action": "set", "key": "é" * 512 + "a", "value": 1})
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "LIMIT_EXCEEDED"
+    assert error["details"] == {"limit": "key_bytes", "max": 1024, "actual": 1025}
+
+
+def test_25_value_bytes_is_measured_on_canonical_json(kv):
+    assert kv.call({"action": "set", "key": "ok", "value": "x" * 1_048_574}).status_code == 200
+    response = kv.call({"action": "set", "key": "big", "value": "x" * 1_048_575})
+    assert response.status_code == 413
+    assert error_of(response)["details"]["limit"] == "value_bytes"
+    assert kv.get("big") is None
+
+
+def test_26_keys_per_namespace_counts_new_keys_only(kv, admin_kv):
+    admin_kv.client.patch("/api/v1/tenant", {"kv_keys_per_namespace": 3}, format="json")
+    for key in "abc":
+        kv.set(key, 1)
+    response = kv.call({"action": "set", "key": "d", "value": 1})
+    assert response.status_code == 413
+    assert error_of(response)["details"] == {"limit": "keys_per_namespace", "max": 3, "actual": 4}
+    assert kv.set("a", 2) is None  # overwrites are exempt
+    kv.ok({"action": "delete", "key": "b"})
+    assert kv.set("d", 1) is None
+
+
+def test_namespaces_per_agent_counts_namespaces_holding_keys(kv, admin_kv):
+    admin_kv.client.patch("/api/v1/tenant", {"kv_namespaces_per_agent": 2}, format="json")
+    kv.set("k", 1, namespace="one")
+    kv.set("k", 1, namespace="two")
+    error = error_of(kv.call({"action": "set", "key": "k", "value": 1, "namespace": "three"}))
+    assert error["details"] == {"limit": "namespaces_per_agent", "max": 2, "actual": 3}
+    kv.ok({"action": "clear", "namespace": "one"})
+    assert kv.set("k", 1, namespace="three") is None
+
+
+def test_response_bytes_caps_list(kv, admin_kv):
+    admin_kv.client.patch("/api/v1/tenant", {"kv_response_bytes": 40}, format="json")
+    kv.set("a", "x" * 10)
+    assert kv.list() == [{"key": "a", "value": "x" * 10}]
+    kv.set("b", "y" * 10)
+    error = error_of(kv.call({"action": "list"}))
+    assert error["code"] == "LIMIT_EXCEEDED" and error["details"]["limit"] == "response_bytes"
+
+
+def test_limits_are_validated_when_set(admin_kv):
+    response = admin_kv.client.patch("/api/v1/tenant", {"kv_key_bytes": 0}, format="json")
+    assert response.status_code == 400
+    assert error_of(response)["details"]["errors"][0]["path"] == "kv_key_bytes"
+
+
+def test_the_body_cap_refuses_before_parsing(kv, settings):
+    settings.MEMORYHUB_KV_MAX_BODY_BYTES = 50
+    response = kv.call({"action": "set", "key": "k", "value": "x" * 100})
+    assert response.status_code == 413
+    assert error_of(response)["details"]["limit"] == "body_bytes"
+
+
+def test_expected_version_compares_and_sets(kv):
+    assert kv.call({"action": "set", "key": "k", "value": 1, "expected_version": 0}).status_code == 200
+    conflict = kv.call({"action": "set", "key": "k", "value": 2, "expected_version": 0})
+    assert conflict.status_code == 409
+    assert error_of(conflict) | {} and error_of(conflict)["details"] == {"expected": 0, "current": 1}
+    assert kv.call({"action": "set", "key": "k", "value": 2, "expected_version": 1}).status_code == 200
+    stale = kv.call({"action": "delete", "key": "k", "expected_version": 1})
+    assert error_of(stale)["code"] == "VERSION_CONFLICT"
+    assert kv.get("k") == 2
+    assert kv.ok({"action": "delete", "key": "k", "expected_version": 2}) is True
+    missing = kv.call({"action": "set", "key": "gone", "value": 1, "expected_version": 3})
+    assert error_of(missing)["details"] == {"expected": 3, "current": 0}
+
+
+def test_a_recreated_key_restarts_at_version_1(kv):
+    kv.set("k", 1)
+    kv.set("k", 2)
+    kv.ok({"action": "delete", "key": "k"})
+    kv.set("k", 3)
+    assert KvEntry.objects.get(key="k").version == 1
