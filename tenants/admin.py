@@ -8,8 +8,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
 from tenants.api.keys import KeySpecSerializer
-from tenants.models import ApiKey, Membership, Tenant
+from tenants.models import Agent, ApiKey, Membership, Tenant
 from tenants.services.keys import apikey_issue, apikey_revoke
 
 
@@ -19,18 +20,70 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class AuditedAdmin(admin.ModelAdmin):
+    """Admin edits are audited like every other write (the admin is a UI too)."""
+
+    audit_type = ""
+
+    def audit_tenant(self, obj: Any) -> Tenant:
+        return obj.tenant
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        before = {name: str(form.initial.get(name)) for name in form.changed_data} if change else None
+        super().save_model(request, obj, form, change)
+        audit_record(
+            tenant=self.audit_tenant(obj), actor=Actor.for_user(request.user),
+            action=f"{self.audit_type}.{'update' if change else 'create'}", object_type=self.audit_type,
+            object_id=str(obj), before=before,
+            after={name: str(form.cleaned_data.get(name)) for name in form.changed_data},
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if self.audit_type != "tenant":
+            audit_record(tenant=self.audit_tenant(obj), actor=Actor.for_user(request.user),
+                         action=f"{self.audit_type}.delete", object_type=self.audit_type, object_id=str(obj))
+        super().delete_model(request, obj)
+
+
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(AuditedAdmin):
+    audit_type = "tenant"
     list_display = ["slug", "name", "api_rate_per_minute", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
 
+    def audit_tenant(self, obj: Any) -> Tenant:
+        return obj
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        for membership in formset.new_objects + [obj for obj, _ in formset.changed_objects]:
+            audit_record(tenant=form.instance, actor=Actor.for_user(request.user), action="membership.set",
+                         object_type="membership", object_id=membership.user.get_username(),
+                         after={"role": membership.role})
+        for membership in formset.deleted_objects:
+            audit_record(tenant=form.instance, actor=Actor.for_user(request.user), action="membership.delete",
+                         object_type="membership", object_id=membership.user.get_username())
+
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(AuditedAdmin):
+    audit_type = "membership"
     list_display = ["user", "tenant", "role", "created_at"]
     list_filter = ["role", "tenant"]
     search_fields = ["user__username", "tenant__slug"]
+
+
+@admin.register(Agent)
+class AgentAdmin(AuditedAdmin):
+    audit_type = "agent"
+    list_display = ["slug", "tenant", "name", "created_at"]
+    list_filter = ["tenant"]
+    search_fields = ["slug", "name", "tenant__slug"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
+        # A slug names a store other code relies on; renaming would orphan callers.
+        return ["tenant", "slug"] if obj is not None else []
 
 
 class ApiKeyAddForm(forms.ModelForm):

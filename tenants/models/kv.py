@@ -8,6 +8,7 @@ from typing import Any
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from tenants.models.keys import agent_slug_validator
 from tenants.models.tenancy import Tenant
 
 
@@ -53,7 +54,7 @@ class Agent(models.Model):
     """Owns a KV store; deleting the agent deletes its keys and runs."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agents")
-    slug = models.CharField(max_length=64)
+    slug = models.CharField(max_length=64, validators=[agent_slug_validator])
     name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

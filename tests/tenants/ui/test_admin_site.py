@@ -36,3 +36,25 @@ def test_the_admin_revokes_keys_and_never_deletes_them(admin_client, acme, make_
     key.refresh_from_db()
     assert key.revoked_at is not None
     assert admin_client.get(f"/admin/tenants/apikey/{key.pk}/delete/").status_code == 403
+
+
+def test_admin_edits_of_tenants_are_audited(admin_client, acme):
+    from memoryhub.models import AuditEvent
+
+    response = admin_client.post(f"/admin/tenants/tenant/{acme.pk}/change/", {
+        "slug": "acme", "name": "Acme Renamed", "api_rate_per_minute": "",
+        "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0",
+    })
+    assert response.status_code == 302, response.content[:2000]
+    event = AuditEvent.objects.get(action="tenant.update")
+    assert event.actor_label.startswith("user:") and event.tenant == acme
+
+
+def test_agents_are_created_in_the_admin_with_an_audit_row(admin_client, acme):
+    from memoryhub.models import AuditEvent
+    from tenants.models import Agent
+
+    response = admin_client.post("/admin/tenants/agent/add/", {"tenant": acme.pk, "slug": "helper", "name": "Helper"})
+    assert response.status_code == 302
+    assert Agent.objects.get().slug == "helper"
+    assert AuditEvent.objects.filter(action="agent.create", tenant=acme).exists()
