@@ -246,7 +246,8 @@ def kv_page(
     page: list[KvEntry] = []
     size = 0
     for entry in fetched[:limit]:
-        size += entry.key_bytes + entry.value_bytes + 64
+        # The item as sent: escaped key, value text, version, timestamp and punctuation.
+        size += utf8_len(json_str(entry.key)) + entry.value_bytes + 80
         if page and size > max_bytes:
             break
         page.append(entry)
@@ -266,9 +267,11 @@ def kv_namespaces(*, agent: Agent) -> list[NamespaceSummary]:
     rows = (
         KvEntry.objects.filter(agent=agent).values("namespace")
         .annotate(keys=Count("id"), bytes=Sum(F("key_bytes") + F("value_bytes")), updated_at=Max("updated_at"))
-        .order_by("namespace")
     )
-    return [NamespaceSummary(r["namespace"], r["keys"], r["bytes"], r["updated_at"]) for r in rows]
+    # Sorted here, not in SQL: the namespace column has the database's default collation,
+    # which on PostgreSQL may not be code point order.
+    return sorted((NamespaceSummary(r["namespace"], r["keys"], r["bytes"], r["updated_at"]) for r in rows),
+                  key=lambda summary: summary.namespace)
 
 
 def agent_ensure(*, tenant: Tenant, slug: str, actor: Actor, name: str = "") -> tuple[Agent, bool]:
