@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -53,8 +54,12 @@ PRODUCTION = MEMORYHUB_ENV == "production"
 
 VAR_DIR = Path(env_str("MEMORYHUB_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
-# Root of the per-tenant volumes the memory files are projected onto.
-MEMORYHUB_VOLUME_ROOT = Path(env_str("MEMORYHUB_VOLUME_ROOT", str(VAR_DIR / "volumes")))
+# Root of the per-tenant volumes the memory files are projected onto
+# (<root>/<tenant>/memories/USER.md, MEMORY.md). Unset: var/volumes; set empty: no files.
+_volume_root = os.environ.get("MEMORYHUB_VOLUME_ROOT")
+MEMORYHUB_VOLUME_ROOT: Path | None = (
+    Path(_volume_root) if _volume_root else None if _volume_root == "" else VAR_DIR / "volumes"
+)
 
 
 def _secret_key() -> str:
@@ -182,6 +187,8 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "max_retries": 1}
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "memoryhub.heartbeat", "schedule": 30.0},
+    # Queues a rescan of memory entries scanned with an older threat pattern set.
+    "memory-rescan-due": {"task": "tenants.memory_rescan_due", "schedule": crontab(hour=3, minute=17)},
 }
 # How old the newest worker heartbeat may be before /healthz calls the worker down.
 WORKER_HEARTBEAT_MAX_AGE = env_int("WORKER_HEARTBEAT_MAX_AGE", 120)

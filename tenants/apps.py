@@ -8,5 +8,7 @@ class TenantsConfig(AppConfig):
     def ready(self) -> None:
         # Each store adds its settings to GET/PATCH /api/v1/tenant.
         from tenants.kv import settings_section as kv_settings
+        from tenants.memory import settings_section as memory_settings
 
         kv_settings.register()
+        memory_settings.register()

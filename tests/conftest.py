@@ -27,8 +27,10 @@ TEST_ACTOR = Actor.system("tests")
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
+def _test_settings(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # No memory files on disk unless a test asks for them (tests of the projection do).
+    settings.MEMORYHUB_VOLUME_ROOT = None
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tenants.api import kv_agents, kv_resources, kv_rpc, kv_runs
+from tenants.api import kv_agents, kv_resources, kv_rpc, kv_runs, memory_review, memory_sessions, memory_store
 from tenants.api.audit import AuditListView
 from tenants.api.keys import KeyDetailView, KeyListView
 from tenants.api.tenant import TenantSettingsView
@@ -26,4 +26,17 @@ urlpatterns = [
     path("agents/<str:agent>/runs/<str:run_id>", kv_runs.RunDetailView.as_view(), name="api-kv-run"),
     path("agents/<str:agent>/runs/<str:run_id>/close", kv_runs.RunCloseView.as_view(), name="api-kv-run-close"),
     path("agents/<str:agent>/runs/<str:run_id>/journal", kv_runs.RunJournalView.as_view(), name="api-kv-run-journal"),
+    # Memory files
+    path("memory", memory_store.MemoryOverviewView.as_view(), name="api-memory"),
+    path("memory/<str:target>", memory_store.MemoryStoreView.as_view(), name="api-memory-store"),
+    path("memory/<str:target>/history", memory_store.MemoryHistoryView.as_view(), name="api-memory-history"),
+    path("memory/<str:target>/undo", memory_store.MemoryUndoView.as_view(), name="api-memory-undo"),
+    path("sessions", memory_sessions.SessionsView.as_view(), name="api-sessions"),
+    path("sessions/<str:session_id>", memory_sessions.SessionDetailView.as_view(), name="api-session"),
+    path("pending", memory_review.PendingListView.as_view(), name="api-pending"),
+    path("pending/approve-all", memory_review.PendingApproveAllView.as_view(), name="api-pending-approve-all"),
+    path("pending/<str:pending_id>/approve", memory_review.PendingApproveView.as_view(), name="api-pending-approve"),
+    path("pending/<str:pending_id>/reject", memory_review.PendingRejectView.as_view(), name="api-pending-reject"),
+    path("tools/memory", memory_sessions.MemoryToolView.as_view(), name="api-tools-memory"),
+    path("tools/memory/schema", memory_sessions.MemoryToolSchemaView.as_view(), name="api-tools-memory-schema"),
 ]

@@ -99,7 +99,7 @@ class KvEntry(models.Model):
     updated_at = models.DateTimeField()
     created_by = models.CharField(max_length=200)
     updated_by = models.CharField(max_length=200)
-    last_run_id = models.CharField(max_length=64, null=True, blank=True)
+    last_run_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001 - null is "written outside a run"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "namespace", "key"], name="kv_entry_unique")]

@@ -23,6 +23,12 @@ EXPECTED = {
     ("/api/v1/agents/{agent}/runs", "get"), ("/api/v1/agents/{agent}/runs", "post"),
     ("/api/v1/agents/{agent}/runs/{run_id}", "get"), ("/api/v1/agents/{agent}/runs/{run_id}/close", "post"),
     ("/api/v1/agents/{agent}/runs/{run_id}/journal", "get"),
+    ("/api/v1/memory", "get"), ("/api/v1/memory/{target}", "get"), ("/api/v1/memory/{target}", "post"),
+    ("/api/v1/memory/{target}/history", "get"), ("/api/v1/memory/{target}/undo", "post"),
+    ("/api/v1/sessions", "post"), ("/api/v1/sessions/{session_id}", "get"), ("/api/v1/pending", "get"),
+    ("/api/v1/pending/approve-all", "post"), ("/api/v1/pending/{pending_id}/approve", "post"),
+    ("/api/v1/pending/{pending_id}/reject", "post"), ("/api/v1/tools/memory", "post"),
+    ("/api/v1/tools/memory/schema", "get"),
 }
 
 

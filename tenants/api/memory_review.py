@@ -1,0 +1,107 @@
+"""Pending writes: list, approve (optionally edited), reject, approve all."""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memoryhub.api.errors import ApiError
+from tenants.api.memory_base import MemoryAPIView, rest_response
+from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
+from tenants.memory.service import volume_for
+from tenants.models import MemoryVolume, PendingWrite
+
+PENDING_EXAMPLE = {"id": 7, "target": "memory", "status": "pending", "origin": "foreground",
+                   "summary": "add: Project uses Bun and Nx", "payload": {"action": "add", "content": "Project uses Bun and Nx"},
+                   "original_payload": None, "pinned": [None], "created_at": "2026-11-30T10:00:00Z",
+                   "created_by": "key:k_3f9a2c7d1e", "last_error": None, "decided_at": None, "decided_by": "", "reason": ""}
+
+
+def pending_item(p: PendingWrite) -> dict[str, object]:
+    def iso(value: object) -> str | None:
+        return value.isoformat().replace("+00:00", "Z") if value else None  # type: ignore[attr-defined]
+
+    return {"id": p.pk, "target": p.target, "status": p.status, "origin": p.origin, "summary": p.summary,
+            "payload": p.payload, "original_payload": p.original_payload, "pinned": p.pinned,
+            "created_at": iso(p.created_at), "created_by": p.created_by, "last_error": p.last_error,
+            "decided_at": iso(p.decided_at), "decided_by": p.decided_by, "reason": p.reason}
+
+
+def _pending_id(raw: str) -> int:
+    if not raw.isdigit():
+        raise ApiError("No such pending item.", code="PENDING_NOT_FOUND", status=404)
+    return int(raw)
+
+
+class PendingListView(MemoryAPIView):
+    @extend_schema(
+        operation_id="pending_list", summary="Staged writes, oldest first", tags=["memory review"],
+        parameters=[OpenApiParameter("target", str, enum=["memory", "user"]),
+                    OpenApiParameter("status", str, enum=["pending", "approved", "rejected"])],
+        responses={200: inline_serializer("PendingList", {"count": serializers.IntegerField(),
+                                                          "items": serializers.ListField(child=serializers.DictField())})},
+        examples=[OpenApiExample("queue", value={"count": 1, "items": [PENDING_EXAMPLE]}, response_only=True)],
+    )
+    def get(self, request: Request) -> Response:
+        queryset = PendingWrite.objects.filter(volume=volume_for(self.tenant),
+                                               status=request.query_params.get("status", "pending"))
+        if target := request.query_params.get("target"):
+            queryset = queryset.filter(target=target)
+        items = [pending_item(p) for p in queryset.order_by("created_at", "id")[:500]]
+        return Response({"count": queryset.count(), "items": items})
+
+
+class PendingApproveView(MemoryAPIView):
+    @extend_schema(
+        operation_id="pending_approve", summary="Approve, optionally after editing content", tags=["memory review"],
+        request=inline_serializer("PendingEdit", {"content": serializers.CharField(required=False),
+                                                  "operations": serializers.ListField(child=serializers.DictField(), required=False)}),
+        responses={200: inline_serializer("PendingApproved", {"success": serializers.BooleanField(),
+                                                              "version": serializers.IntegerField()})},
+        examples=[OpenApiExample("edit", value={"content": "Project uses Bun"}, request_only=True),
+                  OpenApiExample("approved", value={"success": True, "version": 5}, response_only=True)],
+    )
+    def post(self, request: Request, pending_id: str) -> JsonResponse:
+        self.require_reviewer_scope()
+        edit = request.data if isinstance(request.data, dict) and request.data else None
+        outcome = pending_approve(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, edit=edit)
+        item = PendingWrite.objects.filter(volume__tenant=self.tenant, pk=_pending_id(pending_id)).first()
+        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), item.target if item else "memory")
+
+
+class PendingRejectView(MemoryAPIView):
+    @extend_schema(
+        operation_id="pending_reject", summary="Reject with an optional reason", tags=["memory review"],
+        request=inline_serializer("PendingReject", {"reason": serializers.CharField(required=False)}),
+        responses={200: inline_serializer("PendingRejected", {"success": serializers.BooleanField()})},
+        examples=[OpenApiExample("reject", value={"reason": "one-off detail"}, request_only=True),
+                  OpenApiExample("rejected", value={"success": True}, response_only=True)],
+    )
+    def post(self, request: Request, pending_id: str) -> JsonResponse:
+        self.require_reviewer_scope()
+        reason = request.data.get("reason", "") if isinstance(request.data, dict) else ""
+        if not isinstance(reason, str):
+            raise ApiError("Request not understood: 'reason' must be a string.", code="INVALID_REQUEST", status=400)
+        outcome = pending_reject(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, reason=reason)
+        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), "memory")
+
+
+class PendingApproveAllView(MemoryAPIView):
+    @extend_schema(
+        operation_id="pending_approve_all", summary="Approve oldest first, stopping at the first failure",
+        tags=["memory review"], request=inline_serializer("ApproveAll", {"target": serializers.CharField(required=False)}),
+        responses={200: inline_serializer("ApprovedAll", {"approved": serializers.ListField(child=serializers.IntegerField()),
+                   "failed": serializers.DictField(allow_null=True), "remaining": serializers.IntegerField()})},
+        examples=[OpenApiExample("result", value={"approved": [7], "failed": {"id": 8, "code": "OVER_LIMIT",
+                  "error": "The result would hold 2,300/2,200 chars. …"}, "remaining": 2}, response_only=True)],
+    )
+    def post(self, request: Request) -> Response:
+        self.require_reviewer_scope()
+        target = request.data.get("target") if isinstance(request.data, dict) else None
+        if target not in (None, "memory", "user"):
+            raise ApiError(f"Target '{target}' is not valid; the targets are 'memory' and 'user'.",
+                           code="INVALID_TARGET", status=400)
+        return Response(pending_approve_all(tenant=self.tenant, reviewer=self.actor, target=target))

@@ -1,0 +1,174 @@
+"""GET memory, GET/POST memory/{target}, history and undo."""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from tenants.api.memory_base import MemoryAPIView, rest_response, rule_error
+from tenants.memory import rules
+from tenants.memory.rules import MemoryRuleError
+from tenants.memory.service import memory_undo, memory_write, pending_count, store_state, volume_for
+from tenants.models import MemoryVersion, MemoryVolume
+
+TARGET_PARAM = OpenApiParameter("target", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["memory", "user"])
+WRITE_HEADERS = [
+    OpenApiParameter("X-Memoryhub-Session", OpenApiTypes.UUID, OpenApiParameter.HEADER),
+    OpenApiParameter("X-Memoryhub-Turn", OpenApiTypes.STR, OpenApiParameter.HEADER),
+    OpenApiParameter("X-Memoryhub-Origin", OpenApiTypes.STR, OpenApiParameter.HEADER, enum=["foreground", "review"]),
+]
+STORE_EXAMPLE = {"entries": ["Project uses Bun and Nx"], "usage": "1% — 23/2,200 chars", "chars": 23,
+                 "limit": 2200, "entry_count": 1, "version": 1}
+Store = inline_serializer("MemoryStore", {
+    "entries": serializers.ListField(child=serializers.CharField()), "usage": serializers.CharField(),
+    "chars": serializers.IntegerField(), "limit": serializers.IntegerField(),
+    "entry_count": serializers.IntegerField(), "version": serializers.IntegerField(),
+})
+WriteBody = inline_serializer("MemoryWrite", {
+    "action": serializers.ChoiceField(choices=["add", "replace", "remove", "list"], required=False),
+    "content": serializers.CharField(required=False), "old_text": serializers.CharField(required=False),
+    "operations": serializers.ListField(child=serializers.DictField(), required=False),
+})
+WriteResult = inline_serializer("MemoryWriteResult", {
+    "success": serializers.BooleanField(), "done": serializers.BooleanField(), "target": serializers.CharField(),
+    "message": serializers.CharField(), "usage": serializers.CharField(), "entry_count": serializers.IntegerField(),
+    "note": serializers.CharField(), "staged": serializers.BooleanField(required=False),
+    "pending_id": serializers.IntegerField(required=False),
+})
+
+
+def target_of(raw: str) -> str:
+    try:
+        return rules.parse_target(raw, tool_form=False)
+    except MemoryRuleError as exc:
+        raise rule_error(exc) from exc
+
+
+class MemoryOverviewView(MemoryAPIView):
+    @extend_schema(
+        operation_id="memory_get", summary="Both stores, the approval policy and pending and drift state",
+        tags=["memory files"],
+        responses={200: inline_serializer("MemoryOverview", {"memory": Store, "user": Store,
+                   "approval": serializers.CharField(), "pending_count": serializers.IntegerField(),
+                   "drift": serializers.DictField()})},
+        examples=[OpenApiExample("overview", value={"memory": STORE_EXAMPLE, "user": {**STORE_EXAMPLE, "entries": [],
+                  "usage": "0% — 0/1,375 chars", "chars": 0, "limit": 1375, "entry_count": 0, "version": 0},
+                  "approval": "all", "pending_count": 0, "drift": {"memory": None, "user": None}}, response_only=True)],
+    )
+    def get(self, request: Request) -> Response:
+        volume = volume_for(self.tenant)
+        return Response({
+            "memory": store_state(volume, "memory"), "user": store_state(volume, "user"),
+            "approval": volume.approval, "pending_count": pending_count(volume),
+            "drift": {"memory": volume.memory_drift, "user": volume.user_drift},
+        })
+
+
+class MemoryStoreView(MemoryAPIView):
+    @extend_schema(operation_id="memory_list", summary="One store (as the tool's list)", tags=["memory files"],
+                   parameters=[TARGET_PARAM], responses={200: Store},
+                   examples=[OpenApiExample("store", value={**STORE_EXAMPLE, "pending_count": 0}, response_only=True)])
+    def get(self, request: Request, target: str) -> Response:
+        volume = volume_for(self.tenant)
+        target = target_of(target)
+        return Response({**store_state(volume, target), "pending_count": pending_count(volume, target)})
+
+    @extend_schema(
+        operation_id="memory_write", summary="add / replace / remove, or a batch of operations", tags=["memory files"],
+        parameters=[TARGET_PARAM, *WRITE_HEADERS], request=WriteBody, responses={200: WriteResult, 202: WriteResult},
+        examples=[
+            OpenApiExample("add", value={"action": "add", "content": "Project uses Bun and Nx"}, request_only=True),
+            OpenApiExample("batch", value={"operations": [{"action": "remove", "old_text": "Bun"},
+                           {"action": "add", "content": "Project uses pnpm"}]}, request_only=True),
+            OpenApiExample("saved", value={"success": True, "done": True, "target": "memory", "message": "Saved a new entry.",
+                           "usage": "1% — 23/2,200 chars", "entry_count": 1, "note": rules.DONE_NOTE}, response_only=True),
+        ],
+    )
+    def post(self, request: Request, target: str) -> JsonResponse | Response:
+        target = target_of(target)
+        volume = volume_for(self.tenant)
+        try:
+            parsed = rules.parse_request(request.data, target)
+        except MemoryRuleError as exc:
+            return rest_response(self.count_outcome(_refusal(exc), volume, target), volume, target)
+        if parsed.action == "list":
+            return Response({**store_state(volume, target), "pending_count": pending_count(volume, target)})
+        self.require_agent_scope()
+        origin = self.write_origin()
+        session = self.write_session(volume)
+        outcome = memory_write(tenant=self.tenant, request=parsed, origin=origin, actor=self.actor, session=session)
+        volume.refresh_from_db()
+        return rest_response(self.count_outcome(outcome, volume, target), volume, target)
+
+
+def _refusal(error: MemoryRuleError):
+    from tenants.memory.service import WriteOutcome
+
+    return WriteOutcome({}, error.status, error)
+
+
+class HistoryCursor(CursorPagination):
+    ordering = ("-number",)
+    page_size = 50
+
+
+class MemoryHistoryView(MemoryAPIView):
+    @extend_schema(
+        operation_id="memory_history", summary="Versions of one store, newest first", tags=["memory files"],
+        parameters=[TARGET_PARAM, OpenApiParameter("cursor", str)],
+        responses={200: inline_serializer("MemoryHistory", {"items": serializers.ListField(child=serializers.DictField()),
+                                                            "next_cursor": serializers.CharField(allow_null=True)})},
+        examples=[OpenApiExample("page", value={"items": [{"number": 2, "created_at": "2026-11-30T10:00:00Z",
+                  "origin": "foreground", "actor": "key:k_3f9a2c7d1e", "reason": "", "session_id": None,
+                  "pending_id": 4, "approved_by": "user:bob", "before": ["A"], "after": ["A", "B"]}],
+                  "next_cursor": None}, response_only=True)],
+    )
+    def get(self, request: Request, target: str) -> Response:
+        target = target_of(target)
+        volume = volume_for(self.tenant)
+        pager = HistoryCursor()
+        page = pager.paginate_queryset(MemoryVersion.objects.filter(volume=volume, target=target), request, view=self) or []
+        numbers = {v.number - 1 for v in page}
+        earlier = dict(MemoryVersion.objects.filter(volume=volume, target=target, number__in=numbers)
+                       .values_list("number", "entries"))
+        items = [{
+            "number": v.number, "created_at": v.created_at.isoformat().replace("+00:00", "Z"), "origin": v.origin,
+            "actor": v.actor_label, "reason": v.reason, "session_id": str(v.session_id) if v.session_id else None,
+            "pending_id": v.pending_id, "approved_by": v.approved_by_label or None,
+            "before": earlier.get(v.number - 1, []), "after": v.entries,
+        } for v in page]
+        next_link = pager.get_next_link()
+        cursor = None
+        if next_link:
+            from urllib.parse import parse_qs, urlparse
+
+            cursor = parse_qs(urlparse(next_link).query).get("cursor", [None])[0]
+        return Response({"items": items, "next_cursor": cursor})
+
+
+class UndoInput(serializers.Serializer):
+    version = serializers.IntegerField(min_value=0)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+
+
+class MemoryUndoView(MemoryAPIView):
+    @extend_schema(
+        operation_id="memory_undo", summary="Restore the entries after version N as a new human version",
+        tags=["memory files"], parameters=[TARGET_PARAM], request=UndoInput,
+        responses={200: inline_serializer("MemoryUndone", {"success": serializers.BooleanField(),
+                                                           "version": serializers.IntegerField()})},
+        examples=[OpenApiExample("undo", value={"version": 1, "reason": "agent saved a one-off"}, request_only=True),
+                  OpenApiExample("done", value={"success": True, "version": 4}, response_only=True)],
+    )
+    def post(self, request: Request, target: str) -> JsonResponse:
+        target = target_of(target)
+        self.require_reviewer_scope()
+        data = UndoInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        outcome = memory_undo(tenant=self.tenant, target=target, version=data.validated_data["version"],
+                              actor=self.actor, reason=data.validated_data["reason"])
+        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), target)

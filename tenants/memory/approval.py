@@ -1,0 +1,122 @@
+"""Review of staged agent writes: approve (optionally edited), reject, approve all (spec §6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+from tenants.memory import rules
+from tenants.memory.rules import MemoryRuleError, Step, WriteRequest
+from tenants.memory.service import WriteOutcome, _locked, commit_entries
+from tenants.models import PendingWrite, Tenant
+
+
+def _request_of(pending: PendingWrite) -> WriteRequest:
+    return rules.parse_request(pending.payload, pending.target)
+
+
+def edited_payload(pending: PendingWrite, edit: dict[str, Any]) -> dict[str, Any]:
+    """Apply a reviewer's edit: new `content` for a single add/replace, or `operations` whose
+    add/replace steps carry new content (same steps, same order)."""
+    request = _request_of(pending)
+    if request.is_batch:
+        operations = edit.get("operations")
+        if not isinstance(operations, list) or len(operations) != len(request.steps):
+            raise rules.invalid("an edited batch must list the same operations in the same order")
+        steps = []
+        for step, new in zip(request.steps, operations, strict=True):
+            if not isinstance(new, dict) or new.get("action", step.action) != step.action:
+                raise rules.invalid("an edit may change content only, not actions")
+            content = new.get("content", step.content) if step.action in ("add", "replace") else step.content
+            if content is not None and not isinstance(content, str):
+                raise rules.invalid("'content' must be a string")
+            steps.append(Step(step.action, content, step.old_text))
+        return WriteRequest(pending.target, "batch", tuple(steps)).payload()
+    step = request.steps[0]
+    content = edit.get("content")
+    if step.action not in ("add", "replace") or not isinstance(content, str):
+        raise rules.invalid("only the content of an add or replace can be edited")
+    return WriteRequest(pending.target, step.action, (Step(step.action, content, step.old_text),)).payload()
+
+
+def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: dict[str, Any] | None = None) -> WriteOutcome:
+    """Replay the payload through the normal rules (limits and scan again, never re-staged),
+    replace/remove aimed at their pinned entries. On failure the item stays pending."""
+    with transaction.atomic():
+        volume = _locked(tenant)
+        pending = PendingWrite.objects.select_for_update().filter(volume=volume, pk=pending_id).first()
+        if pending is None:
+            return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
+        if pending.status != "pending":
+            return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+        if edit:
+            try:
+                payload = edited_payload(pending, edit)
+            except MemoryRuleError as exc:
+                return WriteOutcome({}, exc.status, exc)
+            if pending.original_payload is None:
+                pending.original_payload = pending.payload
+            pending.payload = payload
+        request = _request_of(pending)
+        try:
+            plan = rules.plan_write(request, volume.entries(pending.target), volume.limit(pending.target),
+                                    volume.secrets, pinned=pending.pinned)
+        except MemoryRuleError as exc:
+            pending.last_error = {"code": exc.code, "message": exc.message}
+            pending.save(update_fields=["last_error", "payload", "original_payload"])
+            return WriteOutcome({}, exc.status, exc)
+        number = volume.version(pending.target)
+        if plan.entries is not None:
+            number = commit_entries(volume=volume, target=pending.target, entries=plan.entries, origin=pending.origin,
+                                    actor=Actor(kind="key" if pending.created_by_key_id else "system",
+                                                label=pending.created_by, key_id=pending.created_by_key_id),
+                                    session=pending.session, pending=pending, approved_by=reviewer)
+        pending.status, pending.decided_at, pending.decided_by = "approved", timezone.now(), reviewer.label
+        pending.last_error = None
+        pending.save()
+        audit_record(tenant=tenant, actor=reviewer, action="memory.approve", object_type="pending_write",
+                     object_id=str(pending.pk), after=pending.payload)
+        return WriteOutcome({"success": True, "version": number}, version=number)
+
+
+def pending_reject(*, tenant: Tenant, pending_id: int, reviewer: Actor, reason: str = "") -> WriteOutcome:
+    with transaction.atomic():
+        volume = _locked(tenant)
+        pending = PendingWrite.objects.select_for_update().filter(volume=volume, pk=pending_id).first()
+        if pending is None:
+            return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
+        if pending.status != "pending":
+            return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+        pending.status, pending.decided_at, pending.decided_by = "rejected", timezone.now(), reviewer.label
+        pending.reason = reason[:500]
+        pending.save()
+        audit_record(tenant=tenant, actor=reviewer, action="memory.reject", object_type="pending_write",
+                     object_id=str(pending.pk), before=pending.payload)
+    return WriteOutcome({"success": True})
+
+
+def pending_approve_all(*, tenant: Tenant, reviewer: Actor, target: str | None = None) -> dict[str, Any]:
+    """Oldest first, one transaction each, stopping at the first failure."""
+    volume = _locked_volume_id(tenant)
+    queryset = PendingWrite.objects.filter(volume_id=volume, status="pending").order_by("created_at", "id")
+    if target:
+        queryset = queryset.filter(target=target)
+    approved: list[int] = []
+    failed: dict[str, Any] | None = None
+    for pending_id in list(queryset.values_list("id", flat=True)):
+        outcome = pending_approve(tenant=tenant, pending_id=pending_id, reviewer=reviewer)
+        if outcome.error is not None:
+            failed = {"id": pending_id, "code": outcome.error.code, "error": outcome.error.message}
+            break
+        approved.append(pending_id)
+    return {"approved": approved, "failed": failed, "remaining": queryset.count()}
+
+
+def _locked_volume_id(tenant: Tenant) -> int:
+    from tenants.memory.service import volume_for
+
+    return volume_for(tenant).pk

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.tenants.memory.helpers import Mem, set_volume
+
+
+@pytest.fixture
+def mem(acme, make_key, client_for) -> Mem:
+    """An agent key of acme with approval off (the checklist's default)."""
+    set_volume(acme, approval="off")
+    return Mem(client_for(make_key(acme, "agent")[1]))
+
+
+@pytest.fixture
+def reviewer_mem(acme, make_key, client_for) -> Mem:
+    return Mem(client_for(make_key(acme, "reviewer")[1]))

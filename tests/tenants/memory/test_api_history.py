@@ -1,0 +1,41 @@
+"""History, undo (row 55) and tenant settings for memory files."""
+
+from __future__ import annotations
+
+from tests.conftest import error_of
+
+
+def test_55_undo_restores_a_version_as_a_new_human_version(mem, reviewer_mem):
+    for text in ["one", "two", "three"]:
+        mem.add("memory", text)
+    response = reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 1}, format="json")
+    assert response.json() == {"success": True, "version": 4}
+    assert mem.entries("memory") == ["one"]
+    history = mem.client.get("/api/v1/memory/memory/history").json()["items"]
+    assert [h["number"] for h in history] == [4, 3, 2, 1]
+    assert history[0]["origin"] == "human" and history[0]["before"] == ["one", "two", "three"]
+    assert history[0]["after"] == ["one"]
+    noop = reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 1}, format="json")
+    assert noop.json() == {"success": True, "version": 4}
+    assert reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 0}, format="json").json()["version"] == 5
+    assert mem.entries("memory") == []
+    missing = reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 99}, format="json")
+    assert missing.status_code == 404 and error_of(missing)["code"] == "VERSION_NOT_FOUND"
+    assert mem.client.post("/api/v1/memory/memory/undo", {"version": 1}, format="json").status_code == 403
+
+
+def test_admins_set_limits_and_approval_through_tenant_settings(acme, make_key, client_for):
+    client = client_for(make_key(acme, "admin")[1])
+    response = client.patch("/api/v1/tenant", {"memory_limit": 100, "user_limit": 50, "approval": "off"}, format="json")
+    assert response.status_code == 200
+    body = client.get("/api/v1/memory").json()
+    assert (body["memory"]["limit"], body["user"]["limit"], body["approval"]) == (100, 50, "off")
+    bad = client.patch("/api/v1/tenant", {"memory_limit": 0, "approval": "sometimes"}, format="json")
+    assert {e["path"] for e in error_of(bad)["details"]["errors"]} == {"memory_limit", "approval"}
+
+
+def test_the_tool_schema_describes_the_tool(mem):
+    schema = mem.client.get("/api/v1/tools/memory/schema").json()
+    assert schema["name"] == "memory"
+    assert schema["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
+    assert "next chat" in schema["description"]
