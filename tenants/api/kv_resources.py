@@ -17,7 +17,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from tenants.api.kv_base import KvAPIView, entry_text, raw_json, rfc3339
-from tenants.kv.files_export import namespace_export_text
+from tenants.kv.files import namespace_export
 from tenants.kv.rules import KvError, json_str, resolve_namespace, utf8_len, validate_call
 from tenants.kv.store import (
     Precondition,
@@ -228,7 +228,7 @@ class ExportView(KvAPIView):
     def get(self, request: Request, agent: str, ns: str) -> HttpResponse:
         namespace = _ns(ns)
         limits = limits_for(self.tenant)
-        text = namespace_export_text(agent=self.resolve_agent(agent), namespace=namespace)
+        text = namespace_export(agent=self.resolve_agent(agent), namespace=namespace)
         if (size := utf8_len(text)) > limits.response_bytes:
             raise KvError("LIMIT_EXCEEDED", "The export exceeds the response_bytes limit; use kv_export.",
                           status=413, details={"limit": "response_bytes", "max": limits.response_bytes, "actual": size})

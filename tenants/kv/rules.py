@@ -85,7 +85,13 @@ def loads_strict(data: bytes) -> Any:
         raise invalid_json(f"The body is not valid UTF-8 (byte {exc.start}).") from exc
     except json.JSONDecodeError as exc:
         raise invalid_json(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from exc
-    except (ValueError, RecursionError) as exc:
+    except RecursionError as exc:
+        raise invalid_json("The body nests too deeply.") from exc
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            # Python refuses to parse integers over 4,300 digits (quadratic-time guard);
+            # we keep that guard rather than let one request burn seconds of CPU.
+            raise invalid_json("An integer in the body has more than 4,300 digits.") from exc
         raise invalid_json(f"The body is not valid JSON: {exc}.") from exc
     return value
 
