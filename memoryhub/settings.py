@@ -140,7 +140,6 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'memoryhub.sqlite3'}")
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
 if _db["ENGINE"] == "django.db.backends.sqlite3":
-    _db["CONN_MAX_AGE"] = 0
     _db["OPTIONS"] = {
         # WAL lets readers run beside one writer; IMMEDIATE takes the write lock at BEGIN
         # so two writers queue on busy_timeout instead of failing on a lock upgrade.

@@ -91,7 +91,13 @@ def settings_update(*, tenant: Tenant, bound: list[serializers.ModelSerializer],
     with transaction.atomic():
         before = settings_read(tenant)
         for serializer in bound:
-            serializer.save()
+            # Lock the row and save only the validated fields: a whole-row save from the
+            # instance read during validation could undo a concurrent write to other fields.
+            instance = serializer.instance
+            locked = type(instance).objects.select_for_update().get(pk=instance.pk)
+            for attribute, value in serializer.validated_data.items():
+                setattr(locked, attribute, value)
+            locked.save(update_fields=list(serializer.validated_data))
         tenant.refresh_from_db()
         after = settings_read(tenant)
         if before != after:

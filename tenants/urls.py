@@ -1,10 +1,27 @@
-from django.urls import path
+from django.urls import path, register_converter
 
-from tenants import views, views_kv
+from tenants import views, views_kv, views_memory, views_memory_review
+
+
+class MemoryTargetConverter:
+    """`memory` or `user`: any other store name is simply not found."""
+
+    regex = "memory|user"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(MemoryTargetConverter, "target")
 
 # KV pages: a namespace is one resolved name ([A-Za-z0-9_-], the slug converter's alphabet);
 # keys travel as ?key= so that any key, even "" or "a/b", can be addressed.
 kv_ns = "t/<slug:slug>/agents/<slug:agent>/ns/<slug:ns>/"
+mem = "t/<slug:slug>/memory/"
+review = views_memory_review
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,4 +36,24 @@ urlpatterns = [
     path(kv_ns + "entry", views_kv.kv_entry, name="kv-entry"),
     path(kv_ns + "entry/edit", views_kv.kv_entry_edit, name="kv-entry-edit"),
     path(kv_ns + "entry/delete", views_kv.kv_entry_delete, name="kv-entry-delete"),
+    # Memory files: USER.md and MEMORY.md
+    path(mem, views_memory.memory_page, name="memory"),
+    path(mem + "badge", views_memory.memory_badge, name="memory-badge"),
+    path(mem + "<target:target>/add", views_memory.memory_entry_add, name="memory-add"),
+    path(mem + "<target:target>/edit", views_memory.memory_entry_edit, name="memory-edit"),
+    path(mem + "<target:target>/remove", views_memory.memory_entry_remove, name="memory-remove"),
+    path(mem + "<target:target>/history/", views_memory.memory_history, name="memory-history"),
+    path(mem + "<target:target>/restore", views_memory.memory_restore, name="memory-restore"),
+    path(mem + "pending/", review.pending_list, name="memory-pending"),
+    path(mem + "pending/approve-all", review.pending_approve_all_view, name="memory-pending-approve-all"),
+    path(mem + "pending/<int:pending_id>/approve", review.pending_approve_view, name="memory-pending-approve"),
+    path(mem + "pending/<int:pending_id>/reject", review.pending_reject_view, name="memory-pending-reject"),
+    path(mem + "findings/", review.findings_list, name="memory-findings"),
+    path(mem + "findings/<int:finding_id>/remove", review.finding_remove, name="memory-finding-remove"),
+    path(mem + "drift/", review.drift_view, name="memory-drift"),
+    path(mem + "drift/<target:target>/import", review.drift_import, name="memory-drift-import"),
+    path(mem + "drift/<target:target>/overwrite", review.drift_overwrite, name="memory-drift-overwrite"),
+    path(mem + "settings/", review.memory_settings, name="memory-settings"),
+    path(mem + "settings/secrets", review.memory_secret_add, name="memory-secret-add"),
+    path(mem + "settings/secrets/clear", review.memory_secrets_clear, name="memory-secrets-clear"),
 ]

@@ -66,8 +66,8 @@ def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: d
             plan = rules.plan_write(request, volume.entries(pending.target), volume.limit(pending.target),
                                     volume.secrets, pinned=pending.pinned)
         except MemoryRuleError as exc:
-            pending.last_error = {"code": exc.code, "message": exc.message}
-            pending.save(update_fields=["last_error", "payload", "original_payload"])
+            # Only the error is kept: a refused edit must not replace the pending content.
+            PendingWrite.objects.filter(pk=pending.pk).update(last_error={"code": exc.code, "message": exc.message})
             return WriteOutcome({}, exc.status, exc)
         number = volume.version(pending.target)
         if plan.entries is not None:
@@ -101,7 +101,7 @@ def pending_reject(*, tenant: Tenant, pending_id: int, reviewer: Actor, reason: 
 
 def pending_approve_all(*, tenant: Tenant, reviewer: Actor, target: str | None = None) -> dict[str, Any]:
     """Oldest first, one transaction each, stopping at the first failure."""
-    volume = _locked_volume_id(tenant)
+    volume = _volume_id(tenant)
     queryset = PendingWrite.objects.filter(volume_id=volume, status="pending").order_by("created_at", "id")
     if target:
         queryset = queryset.filter(target=target)
@@ -116,7 +116,7 @@ def pending_approve_all(*, tenant: Tenant, reviewer: Actor, target: str | None =
     return {"approved": approved, "failed": failed, "remaining": queryset.count()}
 
 
-def _locked_volume_id(tenant: Tenant) -> int:
+def _volume_id(tenant: Tenant) -> int:
     from tenants.memory.service import volume_for
 
     return volume_for(tenant).pk

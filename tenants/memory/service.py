@@ -3,6 +3,7 @@ transaction that starts by locking the tenant's MemoryVolume row (spec §7)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,13 +105,17 @@ def commit_entries(
 
 def memory_write(
     *, tenant: Tenant, request: WriteRequest, origin: str, actor: Actor, session: MemorySession | None = None,
+    pinned: Sequence[str | None] = (),
 ) -> WriteOutcome:
-    """Validate, then apply or stage one write (request.action != "list")."""
+    """Validate, then apply or stage one write (request.action != "list"). `pinned` names
+    whole entries that replace/remove steps aim at (the UI edits one exact entry), instead
+    of matching old_text as a substring."""
     target = request.target
     with transaction.atomic():
         volume = _locked(tenant)
         try:
-            plan = rules.plan_write(request, volume.entries(target), volume.limit(target), volume.secrets)
+            plan = rules.plan_write(request, volume.entries(target), volume.limit(target), volume.secrets,
+                                    pinned=pinned)
         except MemoryRuleError as exc:
             return WriteOutcome(body={}, status=exc.status, error=exc)
         if plan.entries is None:  # no-op: duplicate add or same-text replace

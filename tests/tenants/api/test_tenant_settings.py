@@ -69,3 +69,21 @@ def test_settings_of_one_tenant_never_touch_another(acme, globex, make_key, clie
     client_for(raw).patch("/api/v1/tenant", {"api_rate_per_minute": 5}, format="json")
     globex.refresh_from_db()
     assert globex.api_rate_per_minute is None
+
+
+def test_saving_settings_never_undoes_a_concurrent_store_write(acme, make_key, client_for):
+    from memoryhub.actors import Actor
+    from tenants import tenant_settings
+    from tenants.memory.rules import parse_request
+    from tenants.memory.service import memory_write
+    from tenants.models import MemoryVolume
+
+    MemoryVolume.for_tenant(acme)
+    bound = tenant_settings.settings_validate(acme, {"memory_limit": 3000})
+    # A write lands between validation and save.
+    MemoryVolume.objects.filter(tenant=acme).update(approval="off")
+    memory_write(tenant=acme, request=parse_request({"action": "add", "content": "fact"}, "memory"),
+                 origin="human", actor=Actor.system("tests"))
+    tenant_settings.settings_update(tenant=acme, bound=bound, actor=Actor.system("tests"))
+    volume = MemoryVolume.objects.get(tenant=acme)
+    assert (volume.memory_entries, volume.memory_version, volume.memory_limit) == (["fact"], 1, 3000)

@@ -1,0 +1,381 @@
+"""Memory-file pages (spec/memory-files.md §10): both stores with usage bars, inline edit,
+remove and add; a store's history with restore; the nav's pending badge.
+
+Every write goes through tenants.memory.service as origin `human` with the signed-in person
+as actor, so it is never staged. Entries are untrusted text: templates escape them, and the
+`reveal` filter escapes each piece before showing hidden characters as ⟨U+XXXX⟩ markers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memoryhub.actors import Actor
+from tenants.memory import rules
+from tenants.memory.importing import FILE_NAMES
+from tenants.memory.rules import MemoryRuleError
+from tenants.memory.service import WriteOutcome, memory_undo, memory_write, pending_count, volume_for
+from tenants.models import MemoryVersion, MemoryVolume, Origin, Role, Tenant
+from tenants.ui import tenant_view
+
+MEMORY_CHANGED = "memoryChanged"
+PENDING_CHANGED = "pendingChanged"
+VERSIONS_PER_PAGE = 50
+STORE_LABELS = {"memory": "Environment notes", "user": "User profile"}
+LOST_VERSION = "The form lost the version it was loaded at; reload the page."
+
+
+# --- Shared helpers (the review pages use them too) ----------------------------------------
+
+def wants_partial(request: HttpRequest) -> bool:
+    # htmx restoring history asks for the whole page although it is an htmx request.
+    htmx = request.htmx  # type: ignore[attr-defined]
+    return bool(htmx) and not htmx.history_restore_request
+
+
+def render(
+    request: HttpRequest, template: str, partial: str, context: dict[str, Any], *, events: tuple[str, ...] = ()
+) -> TemplateResponse:
+    """The named partial for htmx, else the whole page; `events` become HX-Trigger."""
+    name = f"{template}#{partial}" if wants_partial(request) else template
+    response = TemplateResponse(request, name, context)
+    if events:
+        response["HX-Trigger"] = ", ".join(events)
+    return response
+
+
+def can_act(request: HttpRequest) -> bool:
+    return request.membership.has_role(Role.REVIEWER)  # type: ignore[attr-defined]
+
+
+def int_or_none(raw: str | None) -> int | None:
+    try:
+        return int(raw) if raw not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def tenant_of(request: HttpRequest) -> Tenant:
+    return request.tenant  # type: ignore[attr-defined]
+
+
+def actor_of(request: HttpRequest) -> Actor:
+    return Actor.for_user(request.user)  # type: ignore[arg-type]
+
+
+def nav_pending_count(tenant: Tenant) -> int:
+    return pending_count(volume_for(tenant))
+
+
+# --- The stores ------------------------------------------------------------------------------
+
+@dataclass
+class StorePanel:
+    """One store as the page shows it, plus the state of its forms after a request."""
+
+    target: str
+    entries: list[str]
+    chars: int
+    limit: int
+    version: int
+    usage: str
+    pending: int
+    drifted: bool
+    editing: int | None = None  # index of the entry open in the editor
+    draft: str = ""
+    error: str = ""
+    add_draft: str = ""
+    add_error: str = ""
+    notice: str = ""
+    notice_is_error: bool = False
+    conflict_draft: str = ""  # the person's text, kept visible when a conflict refused it
+
+    @property
+    def file_name(self) -> str:
+        return FILE_NAMES[self.target]
+
+    @property
+    def label(self) -> str:
+        return STORE_LABELS[self.target]
+
+    @property
+    def pct(self) -> int:
+        return min(self.chars * 100 // self.limit, 100)
+
+    @property
+    def level(self) -> str:
+        # Neutral, amber from 80 %, red from 100 % (spec §10), on the floored percentage
+        # the usage string shows, so the colour and the text never disagree.
+        return "full" if self.pct >= 100 else "warn" if self.pct >= 80 else "ok"
+
+    @property
+    def bar_now(self) -> int:
+        return min(self.chars, self.limit)  # aria-valuenow may not pass aria-valuemax
+
+    @property
+    def add_base(self) -> int:
+        """Size before the new entry's own characters: adding costs a 3-char gap unless empty."""
+        return self.chars + (3 if self.entries else 0)
+
+    @property
+    def edit_base(self) -> int:
+        """Size without the entry being edited (its gap stays)."""
+        return self.chars - len(self.entries[self.editing]) if self.editing is not None else self.chars
+
+    @property
+    def rows(self) -> list[tuple[int, str]]:
+        return list(enumerate(self.entries))
+
+
+def store_panel(volume: MemoryVolume, target: str, **state: Any) -> StorePanel:
+    entries = volume.entries(target)
+    return StorePanel(
+        target=target, entries=entries, chars=rules.size_of(entries), limit=volume.limit(target),
+        version=volume.version(target), usage=rules.usage(entries, volume.limit(target)),
+        pending=pending_count(volume, target), drifted=bool(getattr(volume, f"{target}_drift")), **state,
+    )
+
+
+def _page_context(request: HttpRequest, focus: StorePanel | None = None) -> dict[str, Any]:
+    volume = volume_for(tenant_of(request))
+    stores = [focus if focus is not None and focus.target == t else store_panel(volume, t) for t in rules.TARGETS]
+    return {"stores": stores, "store": focus, "volume": volume, "can_act": can_act(request),
+            "pending_total": pending_count(volume)}
+
+
+def _render_store(request: HttpRequest, panel: StorePanel, *, changed: bool = False) -> TemplateResponse:
+    events = (MEMORY_CHANGED,) if changed else ()
+    return render(request, "memory/memory.html", "store-panel", _page_context(request, panel), events=events)
+
+
+@tenant_view(Role.VIEWER)
+@require_GET
+def memory_page(request: HttpRequest) -> HttpResponse:
+    """Both stores; with ?store= an htmx request gets that store's panel (Cancel in the editor)."""
+    target = request.GET.get("store")
+    if target in rules.TARGETS and wants_partial(request):
+        return _render_store(request, store_panel(volume_for(tenant_of(request)), target))
+    return TemplateResponse(request, "memory/memory.html", _page_context(request))
+
+
+class StaleVersion(Exception):
+    """The store moved on since the page was rendered (acceptance row 33)."""
+
+
+def _write_at_version(
+    request: HttpRequest, target: str, version: int, data_for: Callable[[list[str]], dict[str, Any]]
+) -> WriteOutcome:
+    """Apply a human write only if the store is still at `version`.
+
+    The volume row is locked first, in this transaction, so the version check and the write
+    see one state; memory_write takes the same lock again, which is a no-op inside it.
+    """
+    tenant = tenant_of(request)
+    with transaction.atomic():
+        volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
+        if volume.version(target) != version:
+            raise StaleVersion
+        data = data_for(volume.entries(target))
+        write = rules.parse_request(data, target)
+        # The person picked one exact entry: aim at it whole, not by substring.
+        pinned = [data["old_text"]] if "old_text" in data else []
+        return memory_write(tenant=tenant, request=write, origin=Origin.HUMAN, actor=actor_of(request), pinned=pinned)
+
+
+def _entry_at(index: int | None) -> Callable[[list[str]], str]:
+    def pick(entries: list[str]) -> str:
+        if index is None or not 0 <= index < len(entries):
+            raise StaleVersion  # only a tampered form gets here: the version matched
+        return entries[index]
+
+    return pick
+
+
+def _ui_message(error: MemoryRuleError, target: str) -> str:
+    """The service's message. (Matching errors cannot happen here: the entry is aimed at whole
+    and was read under the same lock as the write.)"""
+    return error.message
+
+
+def _stale_panel(request: HttpRequest, target: str, *, what: str, **state: Any) -> StorePanel:
+    volume = volume_for(tenant_of(request))
+    notice = (f"{FILE_NAMES[target]} changed since this page was loaded; it is now at version "
+              f"{volume.version(target)}. {what} Check the current entries below and try again.")
+    return store_panel(volume, target, notice=notice, notice_is_error=True, **state)
+
+
+@tenant_view(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def memory_entry_edit(request: HttpRequest, target: str) -> HttpResponse:
+    """GET: open the inline editor for entry ?index= of ?version=. POST: replace that entry."""
+    params = request.GET if request.method == "GET" else request.POST
+    index, version = int_or_none(params.get("index")), int_or_none(params.get("version"))
+    volume = volume_for(tenant_of(request))
+    if request.method == "GET":
+        if version != volume.version(target) or index is None or not 0 <= index < len(volume.entries(target)):
+            return _render_store(request, _stale_panel(request, target, what="Nothing was changed."))
+        panel = store_panel(volume, target, editing=index, draft=volume.entries(target)[index])
+        return _render_store(request, panel)
+
+    draft = request.POST.get("content", "")
+    if version is None:
+        return _render_store(request, store_panel(volume, target, notice=LOST_VERSION, notice_is_error=True))
+    try:
+        outcome = _write_at_version(request, target, version, lambda entries: {
+            "action": "replace", "old_text": _entry_at(index)(entries), "content": draft})
+    except StaleVersion:
+        return _render_store(request, _stale_panel(request, target, what="Your edit was not saved.",
+                                                   conflict_draft=draft))
+    volume = volume_for(tenant_of(request))
+    if outcome.error is not None:
+        panel = store_panel(volume, target, editing=index, draft=draft, error=_ui_message(outcome.error, target))
+        return _render_store(request, panel)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
+                         changed=outcome.version is not None)
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def memory_entry_remove(request: HttpRequest, target: str) -> HttpResponse:
+    index, version = int_or_none(request.POST.get("index")), int_or_none(request.POST.get("version"))
+    if version is None:
+        panel = store_panel(volume_for(tenant_of(request)), target, notice=LOST_VERSION, notice_is_error=True)
+        return _render_store(request, panel)
+    try:
+        outcome = _write_at_version(request, target, version, lambda entries: {
+            "action": "remove", "old_text": _entry_at(index)(entries)})
+    except StaleVersion:
+        return _render_store(request, _stale_panel(request, target, what="Nothing was deleted."))
+    volume = volume_for(tenant_of(request))
+    if outcome.error is not None:
+        panel = store_panel(volume, target, notice=_ui_message(outcome.error, target), notice_is_error=True)
+        return _render_store(request, panel)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
+                         changed=outcome.version is not None)
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def memory_entry_add(request: HttpRequest, target: str) -> HttpResponse:
+    draft = request.POST.get("content", "")
+    version = int_or_none(request.POST.get("version"))
+    if version is None:
+        panel = store_panel(volume_for(tenant_of(request)), target, add_draft=draft, add_error=LOST_VERSION)
+        return _render_store(request, panel)
+    try:
+        outcome = _write_at_version(request, target, version, lambda _: {"action": "add", "content": draft})
+    except StaleVersion:
+        # The draft stays in the add form, now based on the current version.
+        return _render_store(request, _stale_panel(request, target, what="Your entry was not added.",
+                                                   add_draft=draft))
+    volume = volume_for(tenant_of(request))
+    if outcome.error is not None:
+        panel = store_panel(volume, target, add_draft=draft, add_error=_ui_message(outcome.error, target))
+        return _render_store(request, panel)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
+                         changed=outcome.version is not None)
+
+
+# --- History ---------------------------------------------------------------------------------
+
+@dataclass
+class HistoryRow:
+    version: MemoryVersion
+    added: list[str]
+    removed: list[str]
+    unchanged: int
+    current: bool
+    reordered: bool = False
+
+
+def entry_diff(before: list[str], after: list[str]) -> tuple[list[str], list[str]]:
+    """(added, removed) as multisets, each in its list's order: a duplicate counts twice."""
+    def minus(left: list[str], right: list[str]) -> list[str]:
+        spare = Counter(right)
+        out = []
+        for entry in left:
+            if spare[entry]:
+                spare[entry] -= 1
+            else:
+                out.append(entry)
+        return out
+
+    return minus(after, before), minus(before, after)
+
+
+def _history_context(request: HttpRequest, target: str, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(tenant_of(request))
+    before = int_or_none(request.GET.get("before"))
+    versions = MemoryVersion.objects.filter(volume=volume, target=target).order_by("-number")
+    if before is not None:
+        versions = versions.filter(number__lt=before)
+    page = list(versions[: VERSIONS_PER_PAGE + 1])
+    more = len(page) > VERSIONS_PER_PAGE
+    page = page[:VERSIONS_PER_PAGE]
+    earlier = dict(MemoryVersion.objects.filter(volume=volume, target=target, number__in={v.number - 1 for v in page})
+                   .values_list("number", "entries"))
+    rows = []
+    for row in page:
+        previous = list(earlier.get(row.number - 1, []))
+        added, removed = entry_diff(previous, list(row.entries))
+        rows.append(HistoryRow(
+            version=row, added=added, removed=removed, unchanged=len(row.entries) - len(added),
+            current=row.number == volume.version(target),
+            reordered=not added and not removed and list(row.entries) != previous,
+        ))
+    url = reverse("memory-history", args=[tenant_of(request).slug, target])
+    return {
+        "target": target, "file_name": FILE_NAMES[target], "rows": rows, "volume": volume,
+        "current_version": volume.version(target), "can_act": can_act(request),
+        "next_url": f"{url}?before={page[-1].number}" if more else "", "first_url": url if before is not None else "",
+        "show_empty": not more and volume.version(target) > 0, **extra,
+    }
+
+
+@tenant_view(Role.VIEWER)
+@require_GET
+def memory_history(request: HttpRequest, target: str) -> HttpResponse:
+    """A store's versions, newest first, 50 a page, with entry-level diffs."""
+    return render(request, "memory/history.html", "history-panel", _history_context(request, target))
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def memory_restore(request: HttpRequest, target: str) -> HttpResponse:
+    """Restore the entries after version N (0 = empty) as a new human version."""
+    version = int_or_none(request.POST.get("version"))
+    if version is None or version < 0:
+        context = _history_context(request, target, notice="No version given; nothing was restored.",
+                                   notice_is_error=True)
+        return render(request, "memory/history.html", "history-panel", context)
+    outcome = memory_undo(tenant=tenant_of(request), target=target, version=version, actor=actor_of(request),
+                          reason=request.POST.get("reason", "").strip())
+    if outcome.error is not None:
+        context = _history_context(request, target, notice=f"Version {version} was not restored: "
+                                   f"{outcome.error.message}", notice_is_error=True)
+        return render(request, "memory/history.html", "history-panel", context)
+    if outcome.version is None:
+        notice = f"{FILE_NAMES[target]} already holds the entries of version {version}; nothing changed."
+    else:
+        notice = f"Restored the entries of version {version} as version {outcome.version}."
+    context = _history_context(request, target, notice=notice)
+    events = (MEMORY_CHANGED,) if outcome.version is not None else ()
+    return render(request, "memory/history.html", "history-panel", context, events=events)
+
+
+# --- The nav badge ---------------------------------------------------------------------------
+
+@tenant_view(Role.VIEWER)
+@require_GET
+def memory_badge(request: HttpRequest) -> HttpResponse:
+    """The pending count in the nav; polled every 30 s and on `pendingChanged`."""
+    return TemplateResponse(request, "memory/badge.html", {"memory_pending_count": nav_pending_count(tenant_of(request))})
