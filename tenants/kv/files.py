@@ -21,7 +21,7 @@ from django.db import transaction
 
 from memoryhub.actors import Actor
 from tenants.kv import store
-from tenants.kv.rules import KvError, Limits, canonical, export_text, limit_exceeded, utf8_len
+from tenants.kv.rules import KvError, Limits, canonical, export_text, has_lone_surrogate, limit_exceeded, utf8_len
 from tenants.models import Agent
 
 FILE_SUFFIX = ".json"
@@ -68,17 +68,9 @@ def _position(text: str, index: int) -> str:
     return f"line {line}, column {column}"
 
 
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def _token_problem(token: str) -> str | None:
     if token.startswith('"'):
-        return "a string with a lone surrogate" if _has_lone_surrogate(json.loads(token)) else None
+        return "a string with a lone surrogate" if has_lone_surrogate(json.loads(token)) else None
     if token.endswith(("NaN", "Infinity")):
         return f"{token}, which is not valid JSON"
     if any(mark in token for mark in ".eE"):
@@ -102,7 +94,7 @@ def _lone_surrogate_anywhere(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _has_lone_surrogate(item):
+            if has_lone_surrogate(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item.keys())

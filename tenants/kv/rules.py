@@ -49,7 +49,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _has_lone_surrogate(text: str) -> bool:
+def has_lone_surrogate(text: str) -> bool:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -63,11 +63,11 @@ def _check_strings(value: Any) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _has_lone_surrogate(item):
+            if has_lone_surrogate(item):
                 raise ValueError("lone surrogate in a string")
         elif isinstance(item, dict):
             for key, sub in item.items():
-                if _has_lone_surrogate(key):
+                if has_lone_surrogate(key):
                     raise ValueError("lone surrogate in an object key")
                 stack.append(sub)
         elif isinstance(item, list):

@@ -43,16 +43,24 @@ def edited_payload(pending: PendingWrite, edit: dict[str, Any]) -> dict[str, Any
     return WriteRequest(pending.target, step.action, (Step(step.action, content, step.old_text),)).payload()
 
 
+def _decidable(volume_id: int, pending_id: int) -> PendingWrite | WriteOutcome:
+    """The locked pending item, or the refusal to answer with."""
+    pending = PendingWrite.objects.select_for_update().filter(volume_id=volume_id, pk=pending_id).first()
+    if pending is None:
+        return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
+    if pending.status != "pending":
+        return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+    return pending
+
+
 def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: dict[str, Any] | None = None) -> WriteOutcome:
     """Replay the payload through the normal rules (limits and scan again, never re-staged),
     replace/remove aimed at their pinned entries. On failure the item stays pending."""
     with transaction.atomic():
         volume = _locked(tenant)
-        pending = PendingWrite.objects.select_for_update().filter(volume=volume, pk=pending_id).first()
-        if pending is None:
-            return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
-        if pending.status != "pending":
-            return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+        pending = _decidable(volume.pk, pending_id)
+        if isinstance(pending, WriteOutcome):
+            return pending
         if edit:
             try:
                 payload = edited_payload(pending, edit)
@@ -86,11 +94,9 @@ def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: d
 def pending_reject(*, tenant: Tenant, pending_id: int, reviewer: Actor, reason: str = "") -> WriteOutcome:
     with transaction.atomic():
         volume = _locked(tenant)
-        pending = PendingWrite.objects.select_for_update().filter(volume=volume, pk=pending_id).first()
-        if pending is None:
-            return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
-        if pending.status != "pending":
-            return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+        pending = _decidable(volume.pk, pending_id)
+        if isinstance(pending, WriteOutcome):
+            return pending
         pending.status, pending.decided_at, pending.decided_by = "rejected", timezone.now(), reviewer.label
         pending.reason = reason[:500]
         pending.save()
