@@ -1,0 +1,190 @@
+"""Canonical JSON and digests (atoms.md §2.4).
+
+The reference library hashes `JSON.stringify` output with sorted keys, so every digest we
+publish (scope, fingerprint, quote, receipt, index config) must match byte for byte what
+JavaScript would print. Python's `json.dumps` differs on numbers (`1.0`, `1e-07`, `1e+16`
+vs JavaScript's `1`, `1e-7`, `10000000000000000`), hence this small serializer.
+
+Contract of `canonical(value)`:
+
+- dict → object with keys sorted by code point (Python's str order; UTF-16 order would
+  differ for astral characters, and the spec says code point). Keys must be str.
+- A None value inside a dict is kept as `null`, unless `omit_none=True`, which drops the
+  key ("absent fields omitted"). None at the top level or inside a list is always `null`.
+- list / tuple → array. bool → `true` / `false`. None → `null`.
+- str → raw UTF-8, escaping only what JSON.stringify escapes: `"`, `\\`, `\\b \\f \\n \\r \\t`
+  as short escapes, other code points below U+0020 as `\\u00xx`, and lone surrogates as
+  `\\udxxx` (lowercase hex). A surrogate pair spelled as two code points is one character in
+  JavaScript, so it is joined first and printed raw.
+- int / float → ECMAScript Number::toString. Integers are printed as the double they round to
+  (JavaScript has no other number), so `2**53 + 1` prints `9007199254740992`; an int beyond
+  the double range raises ValueError. NaN and ±Infinity raise ValueError.
+- Anything else raises TypeError; a cycle or extreme nesting raises ValueError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+_MAX_EXACT_INT = 2**53
+
+# Everything JSON.stringify escapes in a string: quote, backslash, C0 controls, surrogates.
+_NEEDS_ESCAPE = re.compile("[\"\\\\\x00-\x1f\ud800-\udfff]")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _join_pair(match: re.Match[str]) -> str:
+    high, low = match.group()
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _join_pairs(text: str) -> str:
+    return _SURROGATE_PAIR.sub(_join_pair, text) if _SURROGATE_PAIR.search(text) else text
+
+
+def canonical_string(text: str) -> str:
+    """`text` as a JSON string literal, exactly as JSON.stringify prints it."""
+    text = _join_pairs(text)
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def canonical_number(number: int | float) -> str:
+    """ECMAScript Number::toString of `number` (ints first rounded to the nearest double)."""
+    if isinstance(number, bool):
+        raise TypeError("a bool is not a number here")
+    if isinstance(number, int):
+        if -_MAX_EXACT_INT <= number <= _MAX_EXACT_INT:
+            return str(number)  # exact as a double and below 1e21: plain digits
+        try:
+            number = float(number)
+        except OverflowError as exc:
+            raise ValueError("integer is beyond the double range") from exc
+    if not math.isfinite(number):
+        raise ValueError(f"{number!r} has no JSON form")
+    if number == 0:
+        return "0"  # also -0.0: JavaScript prints "0"
+    sign = "-" if number < 0 else ""
+    digits, point = _shortest_digits(abs(number))
+    return sign + _format_ecmascript(digits, point)
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip digits of a positive double and n, so that value = 0.digits * 10**n.
+
+    Python's repr already picks the shortest digits that round-trip, and the nearest of them
+    to the exact value, which is what ECMAScript asks for; only the layout differs.
+    """
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    return stripped.rstrip("0"), point
+
+
+def _format_ecmascript(digits: str, n: int) -> str:
+    """Number::toString steps 6-10 for s = digits (k of them) and exponent n."""
+    k = len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    exponent = n - 1
+    sign = "+" if exponent >= 0 else "-"
+    head = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{head}e{sign}{abs(exponent)}"
+
+
+def _write(value: Any, out: list[str], omit_none: bool, path: set[int]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(canonical_string(value))
+    elif isinstance(value, int | float):
+        out.append(canonical_number(value))
+    elif isinstance(value, dict | list | tuple):
+        _write_container(value, out, omit_none, path)
+    else:
+        raise TypeError(f"{type(value).__name__} has no canonical JSON form")
+
+
+def _write_container(value: dict[Any, Any] | list[Any] | tuple[Any, ...], out: list[str], omit_none: bool,
+                     path: set[int]) -> None:
+    # Only the containers on the current path count: a shared (acyclic) sub-object is fine.
+    marker = id(value)
+    if marker in path:
+        raise ValueError("canonical JSON cannot contain a cycle")
+    path.add(marker)
+    if isinstance(value, dict):
+        entries: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"object keys must be str, not {type(key).__name__}")
+            if item is None and omit_none:
+                continue
+            # A surrogate pair spelled as two code points is one JavaScript character, so
+            # joining them can make two Python keys one JavaScript key.
+            joined = _join_pairs(key)
+            if joined in entries:
+                raise ValueError(f"two keys print as {canonical_string(joined)}")
+            entries[joined] = item
+        out.append("{")
+        for index, key in enumerate(sorted(entries)):  # str order is code point order
+            if index:
+                out.append(",")
+            out.append(canonical_string(key))
+            out.append(":")
+            _write(entries[key], out, omit_none, path)
+        out.append("}")
+    else:
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out, omit_none, path)
+        out.append("]")
+    path.discard(marker)
+
+
+def canonical(value: Any, *, omit_none: bool = False) -> str:
+    """The canonical JSON text of `value` (see the module docstring for the exact contract)."""
+    out: list[str] = []
+    try:
+        _write(value, out, omit_none, set())
+    except RecursionError as exc:
+        raise ValueError("value nests too deeply for canonical JSON") from exc
+    return "".join(out)
+
+
+def canonical_bytes(value: Any, *, omit_none: bool = False) -> bytes:
+    """`canonical(value)` as UTF-8. Never fails on encoding: lone surrogates are escaped."""
+    return canonical(value, omit_none=omit_none).encode("utf-8")
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Lowercase hex SHA-256 of `data`; a str is hashed as its UTF-8 bytes."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any, *, omit_none: bool = False) -> str:
+    """sha256_hex(canonical_bytes(value)): the digest form every atoms hash uses."""
+    return sha256_hex(canonical_bytes(value, omit_none=omit_none))

@@ -1,0 +1,130 @@
+"""Word tokens and the seed match m(x) (atoms.md §6.3; numbers in atoms-scoring.md §2).
+
+The reference library segmented words with ICU; we use a documented rule instead so that
+matching is reproducible without ICU: NFKC, lowercase, runs of `\\w`, CJK runs split into
+overlapping bigrams (CJK has no spaces, and bigrams are the usual substitute for words).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
+
+_WORD_RUN: Final = re.compile(r"\w+")
+
+# Hiragana/Katakana, CJK Extension A, CJK Unified, Compatibility Ideographs, Hangul
+# syllables, and planes 2-3 (Extensions B onwards): atoms.md §6.3 step 3.
+CJK_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xAC00, 0xD7AF),
+    (0x20000, 0x2FFFF),
+)
+
+# The signal kinds of a read state (§6.1); search uses "query" alone.
+SIGNAL_KINDS: Final = ("query", "context", "thought", "observations", "signal")
+
+SEMANTIC_WEIGHT: Final = 0.8
+LEXICAL_WEIGHT: Final = 0.2
+
+
+def normalize_for_match(text: str) -> str:
+    """NFKC, then lowercase: the form both signal tokens and atom text are compared in."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def is_cjk(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in CJK_RANGES)
+
+
+def _run_tokens(run: str) -> Iterable[str]:
+    """Split one `\\w` run into CJK and non-CJK sub-runs and yield their tokens."""
+    start = 0
+    while start < len(run):
+        cjk = is_cjk(run[start])
+        end = start + 1
+        while end < len(run) and is_cjk(run[end]) == cjk:
+            end += 1
+        sub = run[start:end]
+        if not cjk or len(sub) == 1:
+            yield sub
+        else:
+            for index in range(len(sub) - 1):
+                yield sub[index:index + 2]
+        start = end
+
+
+def word_tokens(text: str) -> list[str]:
+    """Distinct word tokens of `text`, in first-seen order.
+
+    >>> word_tokens("日本語 needle")
+    ['日本', '本語', 'needle']
+    """
+    seen: dict[str, None] = {}  # a dict keeps insertion order: distinct, first-seen
+    for run in _WORD_RUN.findall(normalize_for_match(text)):
+        for token in _run_tokens(run):
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def lexical_tokens(tokens: Sequence[str], normalized_text: str) -> float:
+    """Share of `tokens` (already distinct) found as substrings of `normalized_text`.
+
+    For callers that score one signal against many atoms: tokenize and normalize once.
+    """
+    if not tokens:
+        return 0.0
+    found = sum(1 for token in tokens if token in normalized_text)
+    return found / len(tokens)
+
+
+def lexical(signal_text: str, atom_text: str) -> float:
+    """lexical(s, x): distinct tokens of s found in NFKC-lowercased x.text, over their count.
+
+    Substring matching is deliberate: `brew` matches inside `brewing`. 0 when s has no tokens.
+    """
+    return lexical_tokens(word_tokens(signal_text), normalize_for_match(atom_text))
+
+
+def part(lexical_score: float, cosine: float | None = None) -> float:
+    """part(s, x) from the lexical score and, when x is indexed and v_s exists, the largest
+    cosine between v_s and x's vectors (clamped to [0, 1]). Without a cosine the weights
+    present are divided out, which leaves the lexical score alone."""
+    if cosine is None:
+        return lexical_score
+    semantic = min(1.0, max(0.0, cosine))
+    return SEMANTIC_WEIGHT * semantic + LEXICAL_WEIGHT * lexical_score
+
+
+def is_blank(text: str) -> bool:
+    return not text.strip()
+
+
+def seed_match(kinds: Mapping[str, Sequence[str]], atom_text: str,
+               cosine: Callable[[str], float | None] | None = None) -> float:
+    """m(x): the mean over kinds present of the mean part over that kind's non-blank texts.
+
+    `kinds` maps a signal kind to its texts (observations has many, the others one). A kind
+    whose texts are all blank is not present. `cosine(signal_text)`, when given, returns the
+    largest cosine for that text or None when there is no semantic score for it (no entry,
+    no v_s); without it the match is lexical only. A text with no tokens still counts, with
+    lexical 0, because the spec averages over non-blank texts, not over tokenizable ones.
+    """
+    normalized = normalize_for_match(atom_text)
+    kind_means: list[float] = []
+    for texts in kinds.values():
+        parts = [
+            part(lexical_tokens(word_tokens(text), normalized), cosine(text) if cosine else None)
+            for text in texts if not is_blank(text)
+        ]
+        if parts:
+            kind_means.append(math.fsum(parts) / len(parts))
+    if not kind_means:
+        return 0.0
+    return math.fsum(kind_means) / len(kind_means)
