@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "template_partials",
     "memoryhub",
     "tenants",
+    "atoms",
 ]
 
 MIDDLEWARE = [
@@ -276,6 +277,14 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {},
 }
+
+# --- Atoms ---------------------------------------------------------------------------------
+# A dotted path to a zero-argument callable returning epoch milliseconds (tests move time).
+ATOMS_CLOCK: str | None = env_str("ATOMS_CLOCK") or None
+ATOMS_AVAILABILITY_MODELS = ["atoms.core.availability.AdaptiveUse"]
+ATOMS_EMBEDDING_PROVIDER = None
+ATOMS_CURSOR_TTL_MS = env_int("ATOMS_CURSOR_TTL_MS", 300_000)
+ATOMS_REPLAY_RETENTION_DAYS = env_int("ATOMS_REPLAY_RETENTION_DAYS", 30)
 
 LOGGING = {
     "version": 1,

@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(**public), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", **public), name="api-docs"),
     path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema", **public), name="api-redoc"),
+    path("api/v1/atoms/", include("atoms.api.urls")),
     path("api/v1/", include("tenants.api.urls")),
     # Last under /api/v1/: anything unmatched is a 404 in the API's error shape.
     re_path(r"^api/v1/(?P<path>.*)$", unknown_route),

@@ -106,7 +106,8 @@ def translate(exc: Exception, context: dict[str, Any]) -> tuple[int, dict[str, A
         )
         return 401, error_body("UNAUTHENTICATED", message), headers
     if isinstance(exc, drf.ParseError):
-        return 400, error_body("INVALID_JSON", f"The request body is not valid JSON: {exc.detail}"), headers
+        code = _view_attr(context, "parse_error_code", "INVALID_JSON")
+        return 400, error_body(code, f"The request body is not valid JSON: {exc.detail}"), headers
     if isinstance(exc, drf.ValidationError):
         code = _view_attr(context, "validation_error_code", "INVALID_REQUEST")
         errors = _flatten_validation(exc.detail)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api.errors import PermissionDenied
+from memoryhub.api.errors import ApiError, PermissionDenied, _flatten_validation
 from tenants import tenant_settings
 from tenants.api.base import TenantAPIView
 from tenants.models import KeyKind
@@ -33,5 +34,12 @@ class TenantSettingsView(TenantAPIView):
     def patch(self, request: Request) -> Response:
         if self.key.kind != KeyKind.ADMIN:
             raise PermissionDenied("Only an admin key may change tenant settings.")
-        bound = tenant_settings.settings_validate(self.tenant, request.data)
+        try:
+            bound = tenant_settings.settings_validate(self.tenant, request.data)
+        except ValidationError as exc:
+            # The Atom engine's settings keep its library's code for a bad config.
+            if isinstance(exc.detail, dict) and any(str(k).startswith("atoms_") for k in exc.detail):
+                raise ApiError("Invalid Atom settings.", code="INVALID_INPUT",
+                               details={"errors": _flatten_validation(exc.detail)}) from exc
+            raise
         return Response(tenant_settings.settings_update(tenant=self.tenant, bound=bound, actor=self.actor))

@@ -93,8 +93,9 @@ def commit_entries(
     setattr(volume, f"{target}_entries", entries)
     setattr(volume, f"{target}_version", number)
     volume.save(update_fields=[f"{target}_entries", f"{target}_version"])
-    ThreatFinding.objects.filter(volume=volume, target=target, resolved_at__isnull=True).exclude(
-        entry__in=entries).update(resolved_at=timezone.now())
+    open_findings = ThreatFinding.objects.filter(volume=volume, target=target, resolved_at__isnull=True)
+    if open_findings.exists():  # most volumes have none: skip sending every entry as a parameter
+        open_findings.exclude(entry__in=entries).update(resolved_at=timezone.now())
     audit_record(tenant=volume.tenant, actor=approved_by or actor, action=f"memory.{origin}.write",
                  object_type="memory_store", object_id=f"{target}@{number}", before=before, after=entries)
     from tenants.memory.projection import schedule_sync

@@ -29,6 +29,7 @@ EXPECTED = {
     ("/api/v1/pending/approve-all", "post"), ("/api/v1/pending/{pending_id}/approve", "post"),
     ("/api/v1/pending/{pending_id}/reject", "post"), ("/api/v1/tools/memory", "post"),
     ("/api/v1/tools/memory/schema", "get"),
+    ("/api/v1/atoms/write", "post"),
 }
 
 

@@ -1,0 +1,50 @@
+"""The base of every Atom endpoint: POST, JSON object bodies, the library's error codes."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+
+from atoms.errors import AtomError, denied, invalid
+from atoms.principal import Principal
+from tenants.api.base import TenantAPIView
+from tenants.models import KeyKind
+
+ALL = frozenset(KeyKind.values)
+HOSTS = frozenset({KeyKind.HOST, KeyKind.ADMIN})
+ADMINS = frozenset({KeyKind.ADMIN})
+BODY_LIMIT = 2 * 1024 * 1024
+
+
+class AtomsAPIView(TenantAPIView):
+    allowed_kinds: ClassVar[frozenset[str]] = ALL
+    read_only_checked_by_view = True
+    validation_error_code = "INVALID_INPUT"
+    permission_denied_code = "ACCESS_DENIED"
+    parse_error_code = "INVALID_INPUT"
+    body_limit: ClassVar[int] = BODY_LIMIT
+    # Endpoints that change memory refuse read-only keys.
+    changes_memory: ClassVar[bool] = False
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        if length > self.body_limit:
+            raise AtomError("LIMIT_EXCEEDED", f"The body exceeds {self.body_limit} bytes.",
+                            {"limit": self.body_limit, "actual": length})
+        if self.changes_memory and self.key.read_only:
+            raise denied("This API key is read-only.")
+
+    @property
+    def principal(self) -> Principal:
+        return Principal.for_key(self.key)
+
+    def body(self) -> dict[str, Any]:
+        data = self.request.data
+        if not isinstance(data, dict):
+            raise invalid("The body must be a JSON object.")
+        return data
+
+
+WRITE_BODY_LIMIT = getattr(settings, "ATOMS_WRITE_BODY_BYTES", 20 * 1024 * 1024)

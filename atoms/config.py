@@ -1,0 +1,107 @@
+"""The tenant's Atom configuration (atoms.md §6.4 "Tenant config", §8.2, §10)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from atoms.core.availability import AdaptiveUse, construct_model
+from atoms.core.errors import AtomsCoreError
+from atoms.core.ids import is_label
+
+DEFAULT_MODEL = "atoms.core.availability.AdaptiveUse"
+RETRIEVAL = {"depth": (2, 0, 32), "maxSeeds": (64, 1, 10_000), "maxNodes": (512, 1, 10_000),
+             "maxEdges": (4096, 1, 100_000), "maxScan": (10_000, 1, 10_000)}
+
+
+class ConfigError(ValueError):
+    """An invalid atoms_config (the API answers INVALID_INPUT and saves nothing)."""
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number")
+    return float(value)
+
+
+def _retrieval(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        raise ConfigError("retrieval must be an object")
+    for name, value in raw.items():
+        if name not in RETRIEVAL:
+            raise ConfigError(f"unknown retrieval key {name!r}")
+        _, low, high = RETRIEVAL[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"retrieval.{name} must be an integer from {low} to {high}")
+    return dict(raw)
+
+
+def _model(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict) or set(raw) - {"class", "options"} or "class" not in raw:
+        raise ConfigError("activation.model must be {class, options?}")
+    allowed = getattr(settings, "ATOMS_AVAILABILITY_MODELS", [DEFAULT_MODEL])
+    if raw["class"] not in allowed:
+        raise ConfigError(f"activation.model.class must be one of {allowed}")
+    options = raw.get("options", {})
+    try:
+        construct_model(import_string(raw["class"]), options)
+    except (AtomsCoreError, ImportError) as exc:
+        raise ConfigError(f"activation.model: {exc}") from exc
+    return {"class": raw["class"], "options": options}
+
+
+def _activation(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError("activation must be an object")
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == "model":
+            out[name] = _model(value)
+        elif name == "maxBoost":
+            if _number(value, "activation.maxBoost") < 0:
+                raise ConfigError("activation.maxBoost must be >= 0")
+            out[name] = value
+        elif name == "propagation":
+            if not 0 <= _number(value, "activation.propagation") < 1:
+                raise ConfigError("activation.propagation must be >= 0 and < 1")
+            out[name] = value
+        elif name == "relations":
+            if not isinstance(value, dict):
+                raise ConfigError("activation.relations must be an object")
+            for role, weights in value.items():
+                if not is_label(role) or not isinstance(weights, dict) or set(weights) - {"forward", "reverse"}:
+                    raise ConfigError("activation.relations maps roles to {forward, reverse}")
+                for direction, weight in weights.items():
+                    if _number(weight, f"activation.relations.{direction}") < 0:
+                        raise ConfigError("relation weights must be >= 0")
+            out[name] = value
+        else:
+            raise ConfigError(f"unknown activation key {name!r}")
+    return out
+
+
+def validate_config(raw: Any) -> dict[str, Any]:
+    """The config as stored; raises ConfigError for anything outside the contract."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError("atoms_config must be an object")
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == "retrieval":
+            out[name] = _retrieval(value)
+        elif name == "activation":
+            out[name] = _activation(value)
+        elif name == "embedding":
+            if value is not None and (not isinstance(value, dict) or set(value) - {"class", "options"}):
+                raise ConfigError("embedding must be {class, options?} or null")
+            out[name] = value
+        else:
+            raise ConfigError(f"unknown atoms_config key {name!r}")
+    return out
+
+
+__all__ = ["DEFAULT_MODEL", "AdaptiveUse", "ConfigError", "validate_config"]

@@ -1,0 +1,16 @@
+from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
+from atoms.models.storage import (
+    Atom,
+    AtomStore,
+    EraseDependency,
+    ErasureReceipt,
+    Origin,
+    PurgedAtom,
+    Revision,
+    Slot,
+)
+
+__all__ = [
+    "Atom", "AtomStore", "EraseDependency", "ErasureReceipt", "InputToken", "Origin", "PurgedAtom", "Receipt",
+    "Ref", "ReplayRecord", "Revision", "Slot", "Tombstone",
+]

@@ -1,0 +1,156 @@
+"""Atom storage: immutable revisions with heads, slots (links) and origins (citations).
+
+Ids are the contract's own strings (`atom:<uuid>`, `revision:<uuid>`), used as primary
+keys so that no internal id ever leaks or needs translating. Link and citation targets
+are stored as plain ids, not foreign keys: a target may be purged while the linker lives
+on with an `unavailable` link (atoms.md §9).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from tenants.models import Tenant
+
+
+class AtomStore(models.Model):
+    """One per tenant: the commit sequence, the purge barrier and the Atom settings.
+    Commits, approvals and purges lock this row, so `seq` is gap-free and ordered."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="atom_store")
+    seq = models.PositiveBigIntegerField(default=0)
+    index_generation = models.PositiveIntegerField(default=0)
+    # {"atomId", "startedAt", "requestedBy", "phase", "checkpoint"} while a purge is pending.
+    purge_barrier = models.JSONField(null=True, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    require_approval = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"atom store of {self.tenant.slug}"
+
+    @classmethod
+    def for_tenant(cls, tenant: Tenant) -> AtomStore:
+        store, _ = cls.objects.get_or_create(tenant=tenant)
+        return store
+
+
+class Atom(models.Model):
+    id = models.CharField(max_length=64, primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="atoms")
+    policy = models.CharField(max_length=128)
+    head = models.ForeignKey("atoms.Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Revision(models.Model):
+    """An immutable snapshot. Only `review_status` and `is_head` (side data) ever change."""
+
+    id = models.CharField(max_length=64, primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    atom = models.ForeignKey(Atom, on_delete=models.CASCADE, related_name="revisions")
+    policy = models.CharField(max_length=128)
+    seq = models.PositiveBigIntegerField()
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    recorded_at = models.BigIntegerField()
+    operation_id = models.CharField(max_length=64)
+    schema = models.CharField(max_length=8)  # source | atom
+    state = models.CharField(max_length=8)  # active | retired
+    body = models.TextField()
+    body_bytes = models.PositiveIntegerField()
+    origin = models.CharField(max_length=16)  # provenance kind
+    producer = models.CharField(max_length=200)
+    input_token = models.CharField(max_length=64, blank=True)
+    dependency_contract = models.CharField(max_length=16, blank=True)
+    valid_time = models.JSONField(null=True, blank=True)
+    review_status = models.CharField(max_length=12)
+    is_head = models.BooleanField(default=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "policy", "is_head", "state"], name="atoms_rev_heads"),
+            models.Index(fields=["tenant", "seq"], name="atoms_rev_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Slot(models.Model):
+    revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="slots")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    role = models.CharField(max_length=600)
+    mode = models.CharField(max_length=8, default="refer")
+    target_atom_id = models.CharField(max_length=64)
+    target_revision_id = models.CharField(max_length=64, blank=True)  # blank: logical link
+    required = models.BooleanField(default=False)
+    order_key = models.CharField(max_length=600)
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [models.Index(fields=["tenant", "target_atom_id"], name="atoms_slot_target")]
+
+    def __str__(self) -> str:
+        return f"{self.revision_id} -{self.role}-> {self.target_atom_id}"
+
+
+class Origin(models.Model):
+    revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="origins")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    source_atom_id = models.CharField(max_length=64)
+    source_revision_id = models.CharField(max_length=64)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote_digest = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [models.Index(fields=["tenant", "source_atom_id"], name="atoms_origin_source")]
+
+    def __str__(self) -> str:
+        return f"{self.revision_id} cites {self.source_revision_id}[{self.start}:{self.end}]"
+
+
+class EraseDependency(models.Model):
+    """`dependent` must be erased when `dependency` is purged (reverse edges, §9)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    dependent_atom_id = models.CharField(max_length=64)
+    dependency_atom_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16)  # origin | token-read | legacy-slot
+    legacy = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "dependency_atom_id"], name="atoms_dep_lookup")]
+        constraints = [models.UniqueConstraint(fields=["tenant", "dependent_atom_id", "dependency_atom_id", "kind"],
+                                               name="atoms_dep_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.dependent_atom_id} depends on {self.dependency_atom_id}"
+
+
+class PurgedAtom(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    atom_id = models.CharField(max_length=64)
+    erasure_id = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "atom_id"], name="atoms_purged_unique")]
+
+    def __str__(self) -> str:
+        return f"purged {self.atom_id}"
+
+
+class ErasureReceipt(models.Model):
+    """Kept forever: what a purge erased, with per-table counts and a digest."""
+
+    id = models.CharField(max_length=64, primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    receipt = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.id

@@ -1,0 +1,57 @@
+"""Refs: opaque per-principal names of exact revisions (atoms.md §2.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from atoms.core.ids import new_ref
+from atoms.errors import AtomError, denied
+from atoms.models import PurgedAtom, Ref, Revision
+from atoms.principal import Principal
+
+
+def issue_ref(principal: Principal, revision: Revision) -> str:
+    """The principal's ref for this revision: stable, created on first use."""
+    existing = Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
+                                  revision_id=revision.id).values_list("id", flat=True).first()
+    if existing:
+        return existing
+    ref, _ = Ref.objects.get_or_create(
+        tenant=principal.tenant, principal=principal.principal_id, revision_id=revision.id,
+        defaults={"id": new_ref(), "key": principal.key, "atom_id": revision.atom_id},
+    )
+    return ref.id
+
+
+def issue_refs(principal: Principal, revisions: Iterable[Revision]) -> dict[str, str]:
+    """Refs for many revisions at once: {revision id: ref}."""
+    revisions = list(revisions)
+    found = dict(Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
+                                    revision_id__in=[r.id for r in revisions]).values_list("revision_id", "id"))
+    for revision in revisions:
+        if revision.id not in found:
+            found[revision.id] = issue_ref(principal, revision)
+    return found
+
+
+def resolve_ref(principal: Principal, ref: object, read_policies: Iterable[str], *, path: str = "ref") -> Revision:
+    """The revision a ref names, for this principal and these read policies.
+
+    Unknown (another tenant's included) → INVALID_REF; another key's, purged, or outside
+    the read policies → ACCESS_DENIED.
+    """
+    if not isinstance(ref, str):
+        raise AtomError("INVALID_REF", "A ref must be a string.", {"path": path})
+    row = Ref.objects.filter(tenant=principal.tenant, id=ref).first()
+    if row is None:
+        raise AtomError("INVALID_REF", "Unknown ref.", {"path": path})
+    if row.principal != principal.principal_id:
+        raise denied("This ref was issued to another key.", path=path)
+    if not row.revision_id or PurgedAtom.objects.filter(tenant=principal.tenant, atom_id=row.atom_id).exists():
+        raise denied("This atom was purged.", path=path)
+    revision = Revision.objects.filter(id=row.revision_id).select_related("atom").first()
+    if revision is None:
+        raise denied("This atom was purged.", path=path)
+    if revision.policy not in set(read_policies):
+        raise denied("The atom is outside the read policies.", path=path)
+    return revision

@@ -1,0 +1,206 @@
+"""write (atoms.md §4): validate, replay or commit one batch atomically."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from atoms.clock import now_ms
+from atoms.core.canonical import digest
+from atoms.core.ids import new_operation_id
+from atoms.errors import AtomError, denied, invalid
+from atoms.models import Atom, AtomStore, EraseDependency, Origin, PurgedAtom, ReplayRecord, Revision, Slot
+from atoms.principal import Binding, Principal, resolve_binding
+from atoms.services.barrier import check_barrier
+from atoms.services.tokens import token_for_use
+from atoms.services.views import render_views
+from atoms.services.write_plan import ChangePlan, WritePlan, plan_write
+from memoryhub import threats
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+
+BODY_KEYS = {"binding", "changes", "options"}
+
+
+def replay_scope(binding: Binding) -> str:
+    return digest({"actor": binding.actor, "key": binding.principal.principal_id,
+                   "subject": binding.principal.subject, "writePolicy": binding.write_policy})
+
+
+def _audit_actor(principal: Principal) -> Actor:
+    if principal.key is not None:
+        return Actor.for_key(principal.key)
+    return Actor(kind="user", label=principal.subject)
+
+
+def _review_status(plan: ChangePlan, binding: Binding) -> str:
+    if plan.text is not None and threats.first_finding(plan.text) is not None:
+        return "quarantined"
+    return "unreviewed" if binding.principal.actor_type == "agent" else "approved"
+
+
+def _origin_kind(binding: Binding) -> str:
+    return binding.actor.get("generatedOrigin", "derived") if binding.principal.actor_type == "agent" else "source"
+
+
+def _outcome(binding: Binding, operation_id: str, order: list[str], revisions: dict[str, Revision],
+             repeated: bool) -> dict[str, Any]:
+    ordered = [revisions[change_id] for change_id in order]
+    views = render_views(binding.principal, ordered, binding.read_policies)
+    return {
+        "operationId": operation_id, "repeated": repeated, "indexing": "ready",
+        "changes": {change_id: view for change_id, view in zip(order, views, strict=True)},
+        "review": {change_id: revisions[change_id].review_status for change_id in order},
+    }
+
+
+def _replay(record: ReplayRecord, binding: Binding) -> dict[str, Any]:
+    """Same key, same plan: the stored outcome, with this caller's refs."""
+    revision_ids = [record.changes[c]["revisionId"] for c in record.order]
+    atom_ids = [record.changes[c]["atomId"] for c in record.order]
+    if PurgedAtom.objects.filter(tenant=binding.principal.tenant, atom_id__in=atom_ids).exists():
+        raise denied("An output of this operation was purged.")
+    found = {r.id: r for r in Revision.objects.filter(id__in=revision_ids)}
+    if len(found) != len(set(revision_ids)):
+        raise denied("An output of this operation was purged.")
+    if any(r.policy not in binding.read_policies for r in found.values()):
+        raise denied("An output of this operation is outside the read policies.")
+    revisions = {c: found[record.changes[c]["revisionId"]] for c in record.order}
+    return _outcome(binding, record.operation_id, record.order, revisions, repeated=True)
+
+
+def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[str, str]) -> None:
+    """§4.4 checks 1-3 and 7 (token checks 4-6 and 8 run in the token module)."""
+    for change in plan.changes:
+        if change.target is not None and heads.get(change.atom_id) != change.target.id:
+            raise AtomError("REVISION_CONFLICT", "The atom's head moved since the ref was issued.",
+                            {"changeId": change.change_id})
+        if change.target is not None and policies.get(change.atom_id) != plan.binding.write_policy:
+            raise denied("The atom belongs to another policy.", changeId=change.change_id)
+        for origin in change.origins:
+            if origin.source.schema != "source":
+                raise AtomError("INVALID_SOURCE_SPAN", "Only source atoms can be cited.", {"changeId": change.change_id})
+
+
+def atoms_write(*, caller: Principal, body: Any) -> dict[str, Any]:
+    """Validate in the order of §4.2 and commit the batch in one transaction."""
+    store = AtomStore.for_tenant(caller.tenant)
+    check_barrier(store)
+    if not isinstance(body, dict) or set(body) - BODY_KEYS:
+        raise invalid("The body keys are binding, changes and options.")
+    binding = resolve_binding(caller, body.get("binding"))
+    if binding.write_policy is None:
+        raise denied("This key has no write policy.")
+    plan = plan_write(body, binding)
+    scope = replay_scope(binding)
+    if plan.idempotency_key is not None:
+        record = ReplayRecord.objects.filter(tenant=caller.tenant, scope_digest=scope,
+                                             idempotency_key=plan.idempotency_key).first()
+        if record is not None:
+            if record.fingerprint != plan.fingerprint:
+                raise AtomError("IDEMPOTENCY_CONFLICT", "This idempotency key was used for another write.")
+            return _replay(record, binding)
+    tokens = {c.input: token_for_use(binding, c.input, path=f"changes[{i}].input")
+              for i, c in enumerate(plan.changes) if c.input is not None}
+    plan.budget.charge_write(len(plan.changes), sum(len((c.text or "").encode()) for c in plan.changes))
+    try:
+        return _commit(plan, scope, tokens)
+    except IntegrityError:
+        # A concurrent request with the same idempotency key won; answer as its replay.
+        record = ReplayRecord.objects.filter(tenant=caller.tenant, scope_digest=scope,
+                                             idempotency_key=plan.idempotency_key).first()
+        if record is None:
+            raise
+        if record.fingerprint != plan.fingerprint:
+            raise AtomError("IDEMPOTENCY_CONFLICT", "This idempotency key was used for another write.") from None
+        return _replay(record, binding)
+
+
+def _commit(plan: WritePlan, scope: str, tokens: dict[str, Any]) -> dict[str, Any]:
+    binding = plan.binding
+    tenant = binding.principal.tenant
+    with transaction.atomic():
+        store = AtomStore.objects.select_for_update().get(tenant=tenant)
+        check_barrier(store)
+        targets = [c.atom_id for c in plan.changes if c.target is not None]
+        atoms = {a.id: a for a in Atom.objects.select_for_update().filter(id__in=targets)}
+        _check_commit(plan, {a: atoms[a].head_id for a in atoms}, {a: atoms[a].policy for a in atoms})
+        if tokens:
+            from atoms.services.token_commit import check_tokens_for_commit
+
+            check_tokens_for_commit(plan, tokens)
+        seq = store.seq + 1
+        operation_id = new_operation_id()
+        recorded_at = now_ms()
+        revisions: dict[str, Revision] = {}
+        for change in plan.changes:
+            revisions[change.change_id] = _store_change(change, binding, atoms, seq, operation_id, recorded_at)
+        store.seq = seq
+        store.save(update_fields=["seq"])
+        if tokens:
+            from atoms.services.token_commit import record_token_outputs
+
+            record_token_outputs(plan, tokens, revisions)
+        order = [c.change_id for c in plan.changes]
+        if plan.idempotency_key is not None:
+            ReplayRecord.objects.create(
+                tenant=tenant, scope_digest=scope, idempotency_key=plan.idempotency_key,
+                fingerprint=plan.fingerprint, operation_id=operation_id, order=order,
+                changes={c: {"kind": "pinned", "atomId": r.atom_id, "revisionId": r.id} for c, r in revisions.items()},
+                created_at=recorded_at,
+            )
+        audit_record(tenant=tenant, actor=_audit_actor(binding.principal), action="atoms.write",
+                     object_type="operation", object_id=operation_id,
+                     after={c: r.id for c, r in revisions.items()})
+        return _outcome(binding, operation_id, order, revisions, repeated=False)
+
+
+def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], seq: int, operation_id: str,
+                  recorded_at: int) -> Revision:
+    tenant = binding.principal.tenant
+    previous = change.target
+    if change.op == "create":
+        atom = Atom.objects.create(id=change.atom_id, tenant=tenant, policy=binding.write_policy)
+    else:
+        atom = atoms[change.atom_id]
+        Revision.objects.filter(id=atom.head_id).update(is_head=False)
+    origin_kind = _origin_kind(binding)
+    fields: dict[str, Any] = {
+        "id": change.revision_id, "tenant": tenant, "atom": atom, "policy": atom.policy, "seq": seq,
+        "previous": previous, "recorded_at": recorded_at, "operation_id": operation_id, "origin": origin_kind,
+        "producer": binding.principal.subject, "input_token": change.input or "",
+        "dependency_contract": "observed-v2" if change.input else "source-v2", "is_head": True,
+    }
+    if change.op == "retire":
+        assert previous is not None
+        revision = Revision.objects.create(
+            **fields, schema=previous.schema, state="retired", body=previous.body, body_bytes=previous.body_bytes,
+            valid_time=previous.valid_time, review_status=previous.review_status)
+        Slot.objects.bulk_create([Slot(revision=revision, tenant=tenant, position=s.position, role=s.role, mode=s.mode,
+                                       target_atom_id=s.target_atom_id, target_revision_id=s.target_revision_id,
+                                       required=s.required, order_key=s.order_key)
+                                  for s in previous.slots.all()])
+        Origin.objects.bulk_create([Origin(revision=revision, tenant=tenant, position=o.position,
+                                           source_atom_id=o.source_atom_id, source_revision_id=o.source_revision_id,
+                                           start=o.start, end=o.end, quote_digest=o.quote_digest)
+                                    for o in previous.origins.all()])
+    else:
+        assert change.text is not None
+        revision = Revision.objects.create(
+            **fields, schema="source" if origin_kind == "source" else "atom", state="active", body=change.text,
+            body_bytes=len(change.text.encode()), review_status=_review_status(change, binding))
+        Slot.objects.bulk_create([Slot(revision=revision, tenant=tenant, position=i, role=s.role, mode="refer",
+                                       target_atom_id=s.target_atom_id, target_revision_id=s.target_revision_id,
+                                       required=s.required, order_key=s.order_key)
+                                  for i, s in enumerate(change.slots)])
+        Origin.objects.bulk_create([Origin(revision=revision, tenant=tenant, position=i, source_atom_id=o.source.atom_id,
+                                           source_revision_id=o.source.id, start=o.start, end=o.end,
+                                           quote_digest=o.quote_digest)
+                                    for i, o in enumerate(change.origins)])
+        EraseDependency.objects.bulk_create(
+            [EraseDependency(tenant=tenant, dependent_atom_id=atom.id, dependency_atom_id=o.source.atom_id, kind="origin")
+             for o in change.origins], ignore_conflicts=True)
+    atom.head = revision
+    atom.save(update_fields=["head"])
+    return revision
