@@ -65,6 +65,8 @@ class Revision(models.Model):
     dependency_contract = models.CharField(max_length=16, blank=True)
     valid_time = models.JSONField(null=True, blank=True)
     review_status = models.CharField(max_length=12)
+    # The seq at which the revision became visible: its commit, or a later approval (§5.4).
+    visible_seq = models.PositiveBigIntegerField(default=0)
     is_head = models.BooleanField(default=True)
 
     class Meta:

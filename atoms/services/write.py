@@ -171,6 +171,7 @@ def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], 
         "previous": previous, "recorded_at": recorded_at, "operation_id": operation_id, "origin": origin_kind,
         "producer": binding.principal.subject, "input_token": change.input or "",
         "dependency_contract": "observed-v2" if change.input else "source-v2", "is_head": True,
+        "visible_seq": seq,
     }
     if change.op == "retire":
         assert previous is not None

@@ -1,0 +1,42 @@
+"""Review of atoms (atoms.md §11, ours): approving a head takes a commit `seq`.
+
+Edits and retires by people go through the normal write path as `Principal.for_user`
+(origin `source`, contract `source-v2`, approved); only approval needs its own service.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from atoms.errors import AtomError
+from atoms.models import Atom, AtomStore, PurgedAtom
+from atoms.services.barrier import check_barrier
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+from tenants.models import Tenant
+
+
+def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
+    """Mark the atom's head approved (from unreviewed or quarantined); returns the seq
+    the approval took. Approving an approved head changes nothing and returns the current seq."""
+    with transaction.atomic():
+        store = AtomStore.objects.select_for_update().get(pk=AtomStore.for_tenant(tenant).pk)
+        check_barrier(store)
+        atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
+        if atom is None or atom.head is None or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
+            raise AtomError("INVALID_REF", "No such atom.")
+        head = atom.head
+        if head.review_status == "approved":
+            return store.seq
+        before = head.review_status
+        store.seq += 1
+        store.save(update_fields=["seq"])
+        # Review status is side data: the revision stays immutable otherwise (§3 invariant 1);
+        # visible_seq records that the head became visible at this approval's seq (§5.4).
+        head.review_status = "approved"
+        head.visible_seq = store.seq
+        head.save(update_fields=["review_status", "visible_seq"])
+        audit_record(tenant=tenant, actor=actor, action="atoms.approve", object_type="atom", object_id=atom_id,
+                     before={"reviewStatus": before, "revision": head.id},
+                     after={"reviewStatus": "approved", "seq": store.seq})
+        return store.seq
