@@ -1,7 +1,11 @@
 from django.urls import path
 
+from atoms.api.inspect import InspectView
+from atoms.api.purge import PurgeView
 from atoms.api.write import WriteView
 
 urlpatterns = [
     path("write", WriteView.as_view(), name="api-atoms-write"),
+    path("inspect", InspectView.as_view(), name="api-atoms-inspect"),
+    path("purge", PurgeView.as_view(), name="api-atoms-purge"),
 ]

@@ -1,0 +1,66 @@
+"""Paging cursors for inspect, search and read (atoms.md §6.7, §7.2).
+
+A cursor is signed with the project's SECRET_KEY (django.core.signing), so the caller
+cannot forge or edit one. It is base64, not encrypted: the payload therefore carries only
+what the caller may know (its own key id and generation) and digests, never a revision id.
+
+A cursor is bound to:
+
+- the key that got it (another key → ACCESS_DENIED) and the key's authorization
+  generation (changed grants → ACCESS_DENIED);
+- a deadline of `ATOMS_CURSOR_TTL_MS` from issue (past it → CURSOR_EXPIRED);
+- the tenant's index generation, which a completed purge bumps (changed → CURSOR_EXPIRED);
+- the endpoint, the binding's scope and the request minus its cursor (any difference →
+  CURSOR_EXPIRED, "reused elsewhere").
+
+The endpoint's own position (`page`) is opaque to this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import signing
+
+from atoms.clock import now_ms
+from atoms.core.canonical import digest
+from atoms.errors import AtomError, denied, invalid
+from atoms.models import AtomStore
+from atoms.principal import Binding
+
+SALT = "atoms.cursor"
+
+
+def _bound(kind: str, binding: Binding, request: Any) -> str:
+    generation = AtomStore.for_tenant(binding.principal.tenant).index_generation
+    return digest({"kind": kind, "scope": binding.scope_digest, "request": request, "indexGeneration": generation})
+
+
+def issue_cursor(*, binding: Binding, kind: str, request: Any, page: dict[str, Any]) -> str:
+    """A cursor for the next page. `request` is what the cursor is bound to (for inspect,
+    `{ref, options}` without the cursor); `page` is where the next page starts."""
+    ttl = int(settings.ATOMS_CURSOR_TTL_MS)
+    payload = {"k": binding.principal.principal_id, "g": binding.principal.generation,
+               "b": _bound(kind, binding, request), "x": now_ms() + ttl, "p": page}
+    return signing.dumps(payload, salt=SALT, compress=True)
+
+
+def open_cursor(*, binding: Binding, kind: str, request: Any, cursor: str,
+                path: str = "options.cursor") -> dict[str, Any]:
+    """The `page` of a cursor this binding may continue, after the checks above."""
+    try:
+        payload = signing.loads(cursor, salt=SALT)
+    except signing.BadSignature as exc:
+        raise invalid("The cursor is not one this service issued.", path=path) from exc
+    if not isinstance(payload, dict) or not isinstance(payload.get("p"), dict):
+        raise invalid("The cursor is not one this service issued.", path=path)
+    if payload.get("k") != binding.principal.principal_id:
+        raise denied("This cursor was issued to another key.", path=path)
+    if payload.get("g") != binding.principal.generation:
+        raise denied("The key's grants changed since this cursor was issued.", path=path)
+    if not isinstance(payload.get("x"), int) or now_ms() > payload["x"]:
+        raise AtomError("CURSOR_EXPIRED", "The cursor has expired.", {"path": path})
+    if payload.get("b") != _bound(kind, binding, request):
+        raise AtomError("CURSOR_EXPIRED", "The cursor was issued for another request.", {"path": path})
+    return payload["p"]

@@ -1,0 +1,295 @@
+"""purge (atoms.md §9): erase an atom and everything that depends on it for erasure.
+
+The first call that is not a dry run raises the tenant's purge barrier before any work;
+while it is up every other Atom endpoint answers ACCESS_DENIED (`erasure-incomplete`).
+Progress is checkpointed in the barrier, so repeating the call for the same atom resumes
+where the last one stopped (out of `maxWork`, or a storage error). The final step bumps
+the index generation (invalidating every cursor), takes a `seq`, clears the barrier and
+keeps an erasure receipt.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DatabaseError, transaction
+
+from atoms.clock import now_ms
+from atoms.core.canonical import digest
+from atoms.core.ids import is_id_of, new_erasure_id
+from atoms.errors import AtomError, denied, invalid
+from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom, Ref
+from atoms.principal import Principal
+from atoms.services.purge_steps import (
+    Checkpoint,
+    Meter,
+    OutOfWork,
+    audit_rows_about,
+    erase_next,
+    expand_next,
+    scan_manifests,
+    scan_next,
+)
+from atoms.services.refs import resolve_ref
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+from tenants.models import KeyKind, Tenant
+
+logger = logging.getLogger("atoms.purge")
+
+BODY_KEYS = {"atomId", "ref", "options"}
+OPTION_KEYS = {"dryRun", "maxWork"}
+MAX_WORK = 16_000_000
+NON_DESTRUCTIVE = ("dependencies", "revisions")
+
+
+@dataclass(frozen=True)
+class PurgeRequest:
+    field: str  # atomId | ref
+    value: str
+    dry_run: bool
+    max_work: int
+
+
+def parse_purge(body: Any) -> PurgeRequest:
+    if not isinstance(body, dict) or set(body) - BODY_KEYS:
+        raise invalid("The body keys are atomId or ref, and options.")
+    named = [k for k in ("atomId", "ref") if k in body]
+    if len(named) != 1:
+        raise invalid("Give exactly one of atomId and ref.")
+    value = body[named[0]]
+    if not isinstance(value, str):
+        raise invalid(f"{named[0]} must be a string.", path=named[0])
+    options = body.get("options", {})
+    if not isinstance(options, dict):
+        raise invalid("options must be an object.", path="options")
+    unknown = set(options) - OPTION_KEYS
+    if unknown:
+        raise invalid(f"Unknown option {sorted(unknown)[0]!r}.", path=f"options.{sorted(unknown)[0]}")
+    dry_run = options.get("dryRun", False)
+    if not isinstance(dry_run, bool):
+        raise invalid("dryRun must be a boolean.", path="options.dryRun")
+    max_work = options.get("maxWork", MAX_WORK)
+    if isinstance(max_work, bool) or not isinstance(max_work, int | float):
+        raise invalid("maxWork must be a number.", path="options.maxWork")
+    if isinstance(max_work, float) and max_work.is_integer():
+        max_work = int(max_work)  # JSON has one number type: 1e6 is an integer too
+    if not isinstance(max_work, int) or max_work < 0:
+        raise AtomError("INVALID_SCHEMA", "maxWork must be a non-negative integer.", {"path": "options.maxWork"})
+    # Like every budget, a value above the ceiling is lowered to it.
+    return PurgeRequest(named[0], value, dry_run, min(max_work, MAX_WORK))
+
+
+def _target_atom(caller: Principal, request: PurgeRequest, barrier: dict[str, Any] | None) -> str:
+    """The logical atom the request names. While a purge is pending only its atom may be
+    named (to resume), even once that atom's rows and its refs' revisions are gone."""
+    pending = barrier["atomId"] if barrier else None
+    tenant = caller.tenant
+    if request.field == "atomId":
+        atom_id = request.value
+        if pending is None:
+            if PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
+                raise denied("This atom was purged.", path="atomId")
+            if not is_id_of(atom_id, "atom") or not Atom.objects.filter(tenant=tenant, id=atom_id).exists():
+                raise AtomError("INVALID_REF", "Unknown atom.", {"path": "atomId"})
+    else:
+        row = Ref.objects.filter(tenant=tenant, id=request.value).first()
+        if row is None:
+            raise AtomError("INVALID_REF", "Unknown ref.", {"path": "ref"})
+        if row.principal != caller.principal_id:
+            raise denied("This ref was issued to another key.", path="ref")
+        if pending is None:
+            resolve_ref(caller, request.value, caller.read_policies)
+        atom_id = row.atom_id
+    if pending is not None and atom_id != pending:
+        raise invalid("Another purge is pending: repeat that purge until it completes.",
+                      reason="erasure-incomplete")
+    return atom_id
+
+
+def _result(cp: Checkpoint, *, dry_run: bool, complete: bool, work: int, reason: str | None = None,
+            minimum: int | None = None, receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "complete": complete, "dryRun": dry_run, "affectedAtomIds": sorted(cp.closure),
+        "erasedAtomIds": [] if dry_run else cp.order[:cp.erased],
+        "legacyDependencies": cp.legacy, "work": work,
+    }
+    if minimum is not None:
+        result["minimumWork"] = minimum
+    if reason is not None:
+        result["reason"] = reason
+    result["physicalStorageReclaimed"] = False
+    if receipt is not None:
+        result["erasureReceipt"] = receipt
+    return result
+
+
+def atoms_purge(*, caller: Principal, body: Any) -> dict[str, Any]:
+    """Admin keys (and UI admins) only; the API view enforces the key kind."""
+    if caller.kind not in (KeyKind.ADMIN, "ui"):
+        raise denied("Only admin keys may purge.")
+    request = parse_purge(body)
+    store = AtomStore.for_tenant(caller.tenant)
+    atom_id = _target_atom(caller, request, store.purge_barrier)
+    meter = Meter(request.max_work)
+    if request.dry_run:
+        return _dry_run(caller.tenant, atom_id, store.purge_barrier, meter)
+    barrier = store.purge_barrier or _raise_barrier(caller, atom_id)
+    return _run(caller, barrier, meter)
+
+
+# --- dry run -----------------------------------------------------------------------------
+
+def _dry_run(tenant: Tenant, atom_id: str, barrier: dict[str, Any] | None, meter: Meter) -> dict[str, Any]:
+    """The closure and `legacyDependencies`, with no side effects. `minimumWork` is the
+    work done plus the next step's: a dry run keeps nothing, so a retry redoes it all."""
+    if barrier is not None:
+        saved = Checkpoint.from_json(barrier["checkpoint"])
+        if saved.phase() not in NON_DESTRUCTIVE:
+            # Erasure has begun, so the stored closure is the only complete one left.
+            return _result(saved, dry_run=True, complete=True, work=0)
+    cp = Checkpoint(closure=[atom_id])
+    try:
+        while cp.expanded < len(cp.closure):
+            expand_next(tenant, cp, meter)
+        while cp.scanned < len(cp.closure):
+            scan_next(tenant, cp, meter)
+    except OutOfWork as exc:
+        return _result(cp, dry_run=True, complete=False, work=meter.used, reason="budget",
+                       minimum=meter.used + exc.needed)
+    except DatabaseError:
+        logger.exception("purge dry run of %s failed", atom_id)
+        return _result(cp, dry_run=True, complete=False, work=meter.used, reason="storage-error")
+    return _result(cp, dry_run=True, complete=True, work=meter.used)
+
+
+# --- the barrier and checkpoints ---------------------------------------------------------
+
+def _raise_barrier(caller: Principal, atom_id: str) -> dict[str, Any]:
+    """Set `purge:pending` before any work (even with maxWork 0)."""
+    with transaction.atomic():
+        store = AtomStore.objects.select_for_update().get(tenant=caller.tenant)
+        if store.purge_barrier:  # another admin raised it meanwhile
+            if store.purge_barrier["atomId"] != atom_id:
+                raise invalid("Another purge is pending: repeat that purge until it completes.",
+                              reason="erasure-incomplete")
+            return store.purge_barrier
+        if PurgedAtom.objects.filter(tenant=caller.tenant, atom_id=atom_id).exists():
+            raise denied("This atom was purged.")
+        cp = Checkpoint(closure=[atom_id])
+        store.purge_barrier = {"atomId": atom_id, "erasureId": new_erasure_id(), "startedAt": now_ms(),
+                               "requestedBy": caller.subject, "phase": cp.phase(), "checkpoint": cp.to_json()}
+        store.save(update_fields=["purge_barrier"])
+        return store.purge_barrier
+
+
+def _locked_store(tenant: Tenant, expected: dict[str, Any]) -> AtomStore:
+    """The store row, locked, provided the barrier is still the checkpoint we resumed from
+    (a concurrent resume of the same purge moved it: a checkpoint race)."""
+    store = AtomStore.objects.select_for_update().get(tenant=tenant)
+    if store.purge_barrier != expected:
+        raise AtomError("REVISION_CONFLICT", "The purge advanced in another call; repeat the call to resume.")
+    return store
+
+
+def _advanced(barrier: dict[str, Any], cp: Checkpoint) -> dict[str, Any]:
+    return {**barrier, "phase": cp.phase(), "checkpoint": cp.to_json()}
+
+
+def _save(tenant: Tenant, expected: dict[str, Any], cp: Checkpoint) -> dict[str, Any]:
+    with transaction.atomic():
+        store = _locked_store(tenant, expected)
+        store.purge_barrier = _advanced(expected, cp)
+        store.save(update_fields=["purge_barrier"])
+        return store.purge_barrier
+
+
+# --- the phases --------------------------------------------------------------------------
+
+def _run(caller: Principal, barrier: dict[str, Any], meter: Meter) -> dict[str, Any]:
+    """Resume from the saved checkpoint and go as far as `maxWork` allows."""
+    tenant = caller.tenant
+    saved = barrier
+    cp = Checkpoint.from_json(barrier["checkpoint"])
+    try:
+        try:
+            while cp.phase() in NON_DESTRUCTIVE:
+                if cp.phase() == "dependencies":
+                    expand_next(tenant, cp, meter)
+                elif cp.scanned < len(cp.closure):
+                    scan_next(tenant, cp, meter)
+                else:
+                    scan_manifests(tenant, cp, meter)
+            if saved["checkpoint"] != cp.to_json():
+                # The checkpoint the first destructive step starts from.
+                saved = _save(tenant, saved, cp)
+            while cp.phase() == "erase":
+                saved, cp = _erase_step(tenant, saved, cp, meter)
+            receipt = _finish(caller, saved, cp, meter)
+        except OutOfWork as exc:
+            if cp.phase() in NON_DESTRUCTIVE and saved["checkpoint"] != cp.to_json():
+                saved = _save(tenant, saved, cp)
+            return _result(Checkpoint.from_json(saved["checkpoint"]), dry_run=False, complete=False,
+                           work=meter.used, reason="budget", minimum=exc.needed)
+    except DatabaseError:
+        logger.exception("purge of %s stopped on a storage error", barrier["atomId"])
+        return _result(Checkpoint.from_json(saved["checkpoint"]), dry_run=False, complete=False,
+                       work=meter.used, reason="storage-error")
+    return _result(cp, dry_run=False, complete=True, work=meter.used, receipt=receipt)
+
+
+def _erase_step(tenant: Tenant, saved: dict[str, Any], cp: Checkpoint,
+                meter: Meter) -> tuple[dict[str, Any], Checkpoint]:
+    """One logical atom in one transaction, together with the checkpoint that records it."""
+    nxt = cp.copy()
+    spent = meter.used
+    try:
+        with transaction.atomic():
+            store = _locked_store(tenant, saved)
+            erase_next(tenant, nxt, saved["erasureId"], meter)
+            store.purge_barrier = _advanced(saved, nxt)
+            store.save(update_fields=["purge_barrier"])
+    except BaseException:
+        meter.used = spent  # rolled back: nothing of this step was done
+        raise
+    return store.purge_barrier, nxt
+
+
+def _audit_actor(caller: Principal) -> Actor:
+    return Actor.for_key(caller.key) if caller.key is not None else Actor(kind="user", label=caller.subject)
+
+
+def _finish(caller: Principal, saved: dict[str, Any], cp: Checkpoint, meter: Meter) -> dict[str, Any]:
+    """`metadata`: count the audit rows, bump the generation, clear the barrier, keep the
+    erasure receipt and audit the purge (its digest only), all in one transaction."""
+    tenant = caller.tenant
+    spent = meter.used
+    try:
+        with transaction.atomic():
+            store = _locked_store(tenant, saved)
+            redacted = audit_rows_about(tenant, cp)
+            meter.spend(1 + redacted)  # the store row, and the audit rows about erased atoms
+            counts = {**cp.counts, "auditEntriesRedacted": redacted,
+                      "replayRecords": (cp.manifests or {}).get("replayRecords", 0)}
+            # Tables that do not exist yet erase nothing: index entries and vectors (§10),
+            # use states and events (§8). Cursors are not stored (the generation bump below
+            # invalidates them all) and review status lives on the erased revisions, so
+            # those counts stay 0.
+            receipt: dict[str, Any] = {
+                "id": saved["erasureId"], "atomIds": cp.order, "requestedBy": saved["requestedBy"],
+                "startedAt": saved["startedAt"], "completedAt": now_ms(), "counts": counts,
+            }
+            receipt["digest"] = digest(receipt)
+            store.seq += 1
+            store.index_generation += 1
+            store.purge_barrier = None
+            store.save(update_fields=["seq", "index_generation", "purge_barrier"])
+            ErasureReceipt.objects.create(id=receipt["id"], tenant=tenant, receipt=receipt)
+            audit_record(tenant=tenant, actor=_audit_actor(caller),
+                         action="atoms.purge", object_type="erasure", object_id=receipt["id"], after=receipt)
+    except BaseException:
+        meter.used = spent
+        raise
+    return receipt
