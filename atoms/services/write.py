@@ -23,9 +23,11 @@ from memoryhub.audit import audit_record
 BODY_KEYS = {"binding", "changes", "options"}
 
 
-def replay_scope(binding: Binding) -> str:
-    return digest({"actor": binding.actor, "key": binding.principal.principal_id,
-                   "subject": binding.principal.subject, "writePolicy": binding.write_policy})
+def replay_scope(binding: Binding, idempotency_key: str | None) -> str:
+    """§4.3: keyed by actor, idempotency key, subject and write policy. Not by API key:
+    replay records belong to the subject, so a rotated key of the same subject replays."""
+    return digest({"actor": binding.actor, "key": idempotency_key, "subject": binding.principal.subject,
+                   "writePolicy": binding.write_policy})
 
 
 def _audit_actor(principal: Principal) -> Actor:
@@ -93,7 +95,7 @@ def atoms_write(*, caller: Principal, body: Any) -> dict[str, Any]:
     if binding.write_policy is None:
         raise denied("This key has no write policy.")
     plan = plan_write(body, binding)
-    scope = replay_scope(binding)
+    scope = replay_scope(binding, plan.idempotency_key)
     if plan.idempotency_key is not None:
         record = ReplayRecord.objects.filter(tenant=caller.tenant, scope_digest=scope,
                                              idempotency_key=plan.idempotency_key).first()

@@ -174,3 +174,18 @@ def test_unknown_keys_anywhere_are_invalid_input(I):
     assert code(I.post("write", {"changes": [create("a", "x")], "extra": 1})) == "INVALID_INPUT"
     assert code(I.write(create("a", "x"), options={"bogus": 1})) == "INVALID_INPUT"
     assert code(I.write(create("a", "x", links={"r": {"ref": "x", "local": "y"}}))) == "INVALID_INPUT"
+
+
+def test_replays_belong_to_the_subject_not_the_key(acme, I, make_key, client_for):
+    from tests.atoms.api.helpers import AtomsClient
+
+    first = I.ok_write(create("a", "rotated"), options={"idempotencyKey": "rot-1"})
+    key, raw = make_key(acme, "ingest", subject=I.key.effective_subject)
+    rotated = AtomsClient(client_for(raw), key)
+    again = rotated.ok_write(create("a", "rotated"), options={"idempotencyKey": "rot-1"})
+    assert again["repeated"] is True and again["operationId"] == first["operationId"]
+    assert again["changes"]["a"]["ref"] != first["changes"]["a"]["ref"]
+    other_subject = client_for(make_key(acme, "ingest")[1])
+    fresh = other_subject.post("/api/v1/atoms/write", {"changes": [create("a", "rotated")],
+                                                       "options": {"idempotencyKey": "rot-1"}}, format="json")
+    assert fresh.json()["repeated"] is False
