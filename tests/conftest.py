@@ -113,3 +113,14 @@ def error_of(response: Any) -> dict[str, Any]:
     assert isinstance(body["error"]["message"], str) and body["error"]["message"]
     assert isinstance(body["error"]["details"], dict)
     return body["error"]
+
+
+@pytest.fixture
+def eager() -> Any:
+    """Run Celery tasks in-process for this test, whatever REDIS_URL says."""
+    from memoryhub.celery import app as celery_app
+
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous

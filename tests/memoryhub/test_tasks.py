@@ -11,14 +11,6 @@ from memoryhub.tasks import heartbeat
 from tests.worker import celery_worker
 
 
-@pytest.fixture
-def eager():
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
 def test_the_celery_config_is_safe_for_redelivery():
     conf = celery_app.conf
     assert conf.task_acks_late is True

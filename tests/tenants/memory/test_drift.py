@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memoryhub.celery import app as celery_app
 from memoryhub.models import AuditEvent
 from tenants.memory.files import disk_state, drift_import_disk, drift_overwrite_disk, files_sync
 from tenants.memory.rules import MemoryRuleError
@@ -17,20 +16,6 @@ from tenants.models import MemoryVersion, MemoryVolume, Tenant
 from tests.tenants.memory.volume_helpers import ACTOR, add, approval_off, backups, folder_of, store, volume_of
 
 BACKUP_RE = re.compile(r"^MEMORY\.md\.bak\.\d{8}T\d{6}Z$")
-
-
-@pytest.fixture
-def root(settings, tmp_path: Path) -> Path:
-    settings.MEMORYHUB_VOLUME_ROOT = tmp_path / "volumes"
-    return settings.MEMORYHUB_VOLUME_ROOT
-
-
-@pytest.fixture
-def eager():
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture

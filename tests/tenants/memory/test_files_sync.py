@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from pathlib import Path
 
 import pytest
 
-from memoryhub.celery import app as celery_app
 from tenants import tasks
 from tenants.memory.files import files_sync
 from tenants.models import MemoryVolume, Tenant
 from tests.tenants.memory.volume_helpers import add, approval_off, backups, folder_of, store, volume_of, write
-
-
-@pytest.fixture
-def root(settings, tmp_path: Path) -> Path:
-    settings.MEMORYHUB_VOLUME_ROOT = tmp_path / "volumes"
-    return settings.MEMORYHUB_VOLUME_ROOT
-
-
-@pytest.fixture
-def eager():
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture
