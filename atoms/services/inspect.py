@@ -27,6 +27,7 @@ from atoms.services.budget import Budget, parse_budget
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.receipts import PresentedUnit, create_receipt, receipt_response
 from atoms.services.refs import resolve_ref
+from atoms.services.staleness import stale_revision_ids
 from atoms.services.views import AT, render_views
 
 BODY_KEYS = {"binding", "ref", "options"}
@@ -158,13 +159,10 @@ def collect_neighbours(principal: Principal, root: Revision, read_policies: set[
 
 
 def stale_refs(*, binding: Binding, revisions: list[Revision], views: list[dict[str, Any]]) -> list[str]:
-    """Refs of the shown revisions that are stale (§5.4).
-
-    Staleness is judged from the watched heads and queries of input tokens, and tokens
-    arrive with observe, which is not built yet: until then no revision can be stale and
-    this returns []. observe replaces the body, not the callers.
-    """
-    return []
+    """Refs of the shown revisions that are stale (§5.4), once each, in shown order."""
+    stale = stale_revision_ids(binding.principal.tenant, revisions)
+    return list(dict.fromkeys(view["ref"] for revision, view in zip(revisions, views, strict=True)
+                              if revision.id in stale))
 
 
 def _page_state(root: Revision, shown: list[Neighbour]) -> str:

@@ -1,7 +1,5 @@
-"""Input tokens at use (atoms.md §5.2, §4.4 checks 4-8).
-
-observe, manifests and staleness build on the InputToken rows this module reads.
-"""
+"""Input tokens at use (atoms.md §5.2). Tokens are issued by observe (observe.py); the
+commit-time checks of §4.4 (4-8) are in token_commit.py."""
 
 from __future__ import annotations
 

@@ -73,13 +73,16 @@ def _replay(record: ReplayRecord, binding: Binding) -> dict[str, Any]:
 
 
 def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[str, str]) -> None:
-    """§4.4 checks 1-3 and 7 (token checks 4-6 and 8 run in the token module)."""
+    """§4.4 checks 1-3, and 7 for tokenless changes (token checks 4-8 run in the token
+    module, where check 6 precedes check 7)."""
     for change in plan.changes:
         if change.target is not None and heads.get(change.atom_id) != change.target.id:
             raise AtomError("REVISION_CONFLICT", "The atom's head moved since the ref was issued.",
                             {"changeId": change.change_id})
         if change.target is not None and policies.get(change.atom_id) != plan.binding.write_policy:
             raise denied("The atom belongs to another policy.", changeId=change.change_id)
+        if change.input is not None:
+            continue
         for origin in change.origins:
             if origin.source.schema != "source":
                 raise AtomError("INVALID_SOURCE_SPAN", "Only source atoms can be cited.", {"changeId": change.change_id})

@@ -30,6 +30,7 @@ EXPECTED = {
     ("/api/v1/pending/{pending_id}/reject", "post"), ("/api/v1/tools/memory", "post"),
     ("/api/v1/tools/memory/schema", "get"),
     ("/api/v1/atoms/write", "post"), ("/api/v1/atoms/inspect", "post"), ("/api/v1/atoms/purge", "post"),
+    ("/api/v1/atoms/observe", "post"), ("/api/v1/atoms/manifest", "post"),
 }
 
 

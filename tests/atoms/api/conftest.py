@@ -40,3 +40,8 @@ def W(keys):
 @pytest.fixture
 def Z(keys):
     return keys["Z"]
+
+
+@pytest.fixture
+def X(keys):
+    return keys["X"]
