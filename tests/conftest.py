@@ -26,6 +26,17 @@ PASSWORD = "correct horse battery staple"
 TEST_ACTOR = Actor.system("tests")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _close_connections_after_each_request() -> None:
+    # The live server answers each request on a thread of its own; with persistent
+    # connections those threads would leave sessions open and the test database could not
+    # be dropped at the end. Tests therefore close connections after every request.
+    from django.db import connections
+
+    for alias in connections:
+        connections[alias].settings_dict["CONN_MAX_AGE"] = 0
+
+
 @pytest.fixture(autouse=True)
 def _test_settings(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
