@@ -9,8 +9,9 @@ from atoms.models.storage import (
     Revision,
     Slot,
 )
+from atoms.models.uses import UseMarker, UseState
 
 __all__ = [
     "Atom", "AtomStore", "EraseDependency", "ErasureReceipt", "InputToken", "Origin", "PurgedAtom", "Receipt",
-    "Ref", "ReplayRecord", "Revision", "Slot", "Tombstone",
+    "Ref", "ReplayRecord", "Revision", "Slot", "Tombstone", "UseMarker", "UseState",
 ]
