@@ -3,6 +3,7 @@ from django.urls import path
 from atoms.api.inspect import InspectView
 from atoms.api.observe import ManifestView, ObserveView
 from atoms.api.purge import PurgeView
+from atoms.api.uses import UsesResetView, UsesView
 from atoms.api.write import WriteView
 
 urlpatterns = [
@@ -11,4 +12,6 @@ urlpatterns = [
     path("purge", PurgeView.as_view(), name="api-atoms-purge"),
     path("observe", ObserveView.as_view(), name="api-atoms-observe"),
     path("manifest", ManifestView.as_view(), name="api-atoms-manifest"),
+    path("uses", UsesView.as_view(), name="api-atoms-uses"),
+    path("uses/reset", UsesResetView.as_view(), name="api-atoms-uses-reset"),
 ]

@@ -273,8 +273,8 @@ def _finish(caller: Principal, saved: dict[str, Any], cp: Checkpoint, meter: Met
             meter.spend(1 + redacted)  # the store row, and the audit rows about erased atoms
             counts = {**cp.counts, "auditEntriesRedacted": redacted,
                       "replayRecords": (cp.manifests or {}).get("replayRecords", 0)}
-            # Tables that do not exist yet erase nothing: index entries and vectors (§10),
-            # use states and events (§8). Cursors are not stored (the generation bump below
+            # Tables that do not exist yet erase nothing: index entries and vectors (§10).
+            # Cursors are not stored (the generation bump below
             # invalidates them all) and review status lives on the erased revisions, so
             # those counts stay 0.
             receipt: dict[str, Any] = {

@@ -30,6 +30,8 @@ from atoms.models import (
     Revision,
     Slot,
     Tombstone,
+    UseMarker,
+    UseState,
 )
 from memoryhub.models import AuditEvent
 from tenants.models import Tenant
@@ -224,7 +226,11 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     refs = Ref.objects.filter(tenant=tenant, atom_id=atom_id).exclude(revision_id="")
     receipts = Receipt.objects.filter(tenant=tenant, id__in=receipt_ids)
     tokens = InputToken.objects.filter(tenant=tenant, id__in=token_ids)
-    meter.spend(sum(q.count() for q in (slots, origins, revisions, atom, edges, refs, receipts, tokens)))
+    revision_ids = list(revisions.values_list("id", flat=True))
+    use_states = UseState.objects.filter(tenant=tenant, revision_id__in=revision_ids)
+    use_events = UseMarker.objects.filter(tenant=tenant, revision_id__in=revision_ids)
+    meter.spend(len(revision_ids) + sum(q.count() for q in (slots, origins, atom, edges, refs, receipts, tokens,
+                                                              use_states, use_events)))
     counts = cp.counts
     counts["slots"] += _deleted(slots)
     counts["origins"] += _deleted(origins)
@@ -236,6 +242,8 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     counts["refsReduced"] += refs.update(revision_id="")
     counts["receipts"] += _deleted(receipts)
     counts["inputTokens"] += _deleted(tokens)
+    counts["useStates"] += _deleted(use_states)
+    counts["useEvents"] += _deleted(use_events)
     Tombstone.objects.bulk_create([Tombstone(id=i, tenant=tenant, erasure_id=erasure_id)
                                    for i in [*receipt_ids, *token_ids]], ignore_conflicts=True)
     PurgedAtom.objects.bulk_create([PurgedAtom(tenant=tenant, atom_id=atom_id, erasure_id=erasure_id)],

@@ -363,3 +363,18 @@ def test_a_completed_purge_expires_inspect_cursors(I, Z):
     assert purged.json()["complete"] is True
     again = I.post("inspect", {"ref": root, "options": {"direction": "incoming", "limit": 1, "cursor": first["cursor"]}})
     assert again.status_code == 410 and again.json()["error"]["code"] == "CURSOR_EXPIRED"
+
+
+def test_purge_erases_use_states_and_markers_with_counts(acme, I, Z):
+    from atoms.models import Ref, Revision, UseMarker, UseState
+
+    ref = I.ref(create("used", "used atom"))
+    revision = Revision.objects.get(id=Ref.objects.get(id=ref).revision_id)
+    UseState.objects.create(tenant=acme, subject="key:x", policy="default", revision_id=revision.id,
+                            model_id="m", state={"mass": 1}, updated_at=0)
+    UseMarker.objects.create(tenant=acme, subject="key:x", policy="default", revision_id=revision.id,
+                             event_id="e1", accepted_at=0)
+    result = Z.post("purge", {"atomId": revision.atom_id}).json()
+    counts = result["erasureReceipt"]["counts"]
+    assert (counts["useStates"], counts["useEvents"]) == (1, 1)
+    assert not UseState.objects.exists() and not UseMarker.objects.exists()
