@@ -1,0 +1,367 @@
+"""Bounded marginal gain: which closures a read returns (atoms.md §6.6, §6.7).
+
+Inputs are the frozen ranking (revision ids, best first), the closure of every ranked root
+and the unnormalized activations. Definitions, as in the spec:
+
+- R is the ranking without blocked roots. w(x) = a_x for ranked atoms, 0 for closure-only
+  members (a revision missing from `weights` weighs 0).
+- Classes: each revision is its own class, except that identical verified quotes (same
+  source revision, span, producer, origin and slots) share one. U(S) sums, over classes,
+  the largest weight in the class.
+- S is feasible when cost(S) ≤ min(tokens, maxContextTokens), |S| ≤ min(limit, maxAtoms)
+  and the items' text bytes Σ body bytes ≤ maxBytes (our reading of "maxBytes", which
+  §6.2 reports as text bytes returned and §6.7 names as a bound).
+- Every tentative evaluation of S with C(r) added charges |C(r)| units of maxPackingWork,
+  before it is made; one that would exceed the budget is not made and packing stops.
+
+Steps: baseline (walk R, add C(r) whenever the union stays feasible; every root is an
+evaluation, even one already inside S), singles (every C(r) alone, each charged), greedy (best
+ΔU / max(1, Δtokens) among roots with C(r) ⊄ S, feasible, ΔU ≥ 0; ties → larger ΔU, smaller
+Δtokens, smaller revision id), then the best of them: higher U, fewer tokens, smaller sorted
+revision-id list. Out of work (or past the deadline) the best of what was built so far wins,
+partial baseline and partial greedy included.
+
+The stop reason, the cursor flag and minimumTokens are not charged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from atoms.core.closure import AtomNode, Closure
+from atoms.core.render import Layout, Quote, frame_cost, render_order
+
+PackingStop = Literal["completed", "budget", "page-limit", "deadline"]
+
+
+@dataclass(frozen=True, slots=True)
+class PackingBudget:
+    """The read options and budget keys selection obeys, already validated and capped."""
+
+    tokens: int = 4096
+    limit: int = 24
+    max_context_tokens: int = 4096
+    max_atoms: int = 128
+    max_bytes: int = 4_194_304
+    max_packing_work: int = 2_000_000
+
+    @property
+    def token_budget(self) -> int:
+        return min(self.tokens, self.max_context_tokens)
+
+    @property
+    def size_budget(self) -> int:
+        return min(self.limit, self.max_atoms)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What read needs from packing. `selected`/`nodes` are in render order; `left_out` are
+    the unblocked ranked roots not in S, in rank order; `blocked` the blocked ranked roots.
+    `cursor` says a cursor must be returned (§6.7 cursor rule); `text_bytes` is Σ body bytes
+    of the selected units (usage.maxBytes). `greedy_utility` is None when greedy never ran."""
+
+    selected: tuple[str, ...]
+    nodes: tuple[AtomNode, ...]
+    text: str
+    token_count: int
+    sources: tuple[dict[str, Any], ...]
+    utility: float
+    baseline_utility: float
+    greedy_utility: float | None
+    work: int
+    complete: bool
+    baseline_complete: bool
+    stop: PackingStop
+    minimum_tokens: int | None
+    cursor: bool
+    left_out: tuple[str, ...]
+    blocked: tuple[str, ...]
+    text_bytes: int
+
+
+class _OutOfWork(Exception):
+    """Packing work ran out or the deadline passed; unwinds to the best-so-far logic."""
+
+    def __init__(self, deadline: bool) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+
+@dataclass
+class _Meter:
+    budget: int
+    deadline_passed: Callable[[], bool] | None
+    used: int = 0
+
+    def charge(self, units: int) -> None:
+        if self.deadline_passed is not None and self.deadline_passed():
+            raise _OutOfWork(deadline=True)
+        if self.used + units > self.budget:
+            raise _OutOfWork(deadline=False)
+        self.used += units
+
+
+@dataclass(frozen=True, slots=True)
+class _Trial:
+    """The outcome of pricing S with C(r) added, without committing it."""
+
+    new: tuple[str, ...]
+    cost: int
+    count: int
+    text_bytes: int
+    delta_u: float
+    classes: dict[Hashable, float]
+    sources: dict[str, tuple[dict[str, Quote], int, int]]
+
+
+@dataclass
+class _Packing:
+    """A growing feasible set S with the running sums that make a trial cost O(|C(r)|)."""
+
+    layout: Layout
+    class_of: Mapping[str, Hashable]
+    weight: Mapping[str, float]
+    ids: set[str] = field(default_factory=set)
+    plain_bytes: int = 0
+    text_bytes: int = 0
+    class_max: dict[Hashable, float] = field(default_factory=dict)
+    # source revision → (quotes in S on it, unit bytes its clusters add, its E entry bytes)
+    sources: dict[str, tuple[dict[str, Quote], int, int]] = field(default_factory=dict)
+    extra_units: int = 0
+    entry_bytes: int = 0
+    entry_count: int = 0
+
+    @property
+    def cost(self) -> int:
+        return frame_cost(len(self.ids), self.plain_bytes + self.extra_units, self.entry_count, self.entry_bytes)
+
+    @property
+    def utility(self) -> float:
+        # fsum is exactly rounded, so U does not depend on the order classes were added in.
+        return math.fsum(self.class_max.values())
+
+    def covers(self, members: Sequence[str]) -> bool:
+        return all(key in self.ids for key in members)
+
+    def trial(self, members: Sequence[str]) -> _Trial:
+        layout, ids, class_max = self.layout, self.ids, self.class_max
+        new = tuple(key for key in members if key not in ids)
+        plain, text_bytes = self.plain_bytes, self.text_bytes
+        classes: dict[Hashable, float] = {}
+        sources: dict[str, tuple[dict[str, Quote], int, int]] = {}
+        for key in new:
+            plain += layout.plain_size[key]
+            text_bytes += layout.nodes[key].body_bytes
+            name, value = self.class_of[key], self.weight[key]
+            best = classes.get(name)
+            if best is None:
+                best = class_max.get(name)
+            if best is None or value > best:
+                classes[name] = value
+            quote = layout.quotes.get(key)
+            if quote is not None:
+                source = quote.source_revision_id
+                current = sources.get(source) or self.sources.get(source)
+                quotes = dict(current[0]) if current else {}
+                quotes[key] = quote
+                sources[source] = (quotes, 0, 0)
+        delta_u = math.fsum(value - class_max.get(name, 0.0) for name, value in classes.items())
+        extra, entry_bytes, entry_count = self.extra_units, self.entry_bytes, self.entry_count
+        for source, (quotes, _, _) in sources.items():
+            # A lone quote overlaps nothing (every source atom quotes itself): no need to price it.
+            delta, entry = layout.source_extra(quotes) if len(quotes) > 1 else (0, 0)
+            _, old_delta, old_entry = self.sources.get(source, ({}, 0, 0))
+            extra += delta - old_delta
+            entry_bytes += entry - old_entry
+            entry_count += (entry > 0) - (old_entry > 0)
+            sources[source] = (quotes, delta, entry)
+        count = len(ids) + len(new)
+        return _Trial(new=new, cost=frame_cost(count, plain + extra, entry_count, entry_bytes), count=count,
+                      text_bytes=text_bytes, delta_u=delta_u, classes=classes, sources=sources)
+
+    def commit(self, trial: _Trial) -> None:
+        layout = self.layout
+        self.ids.update(trial.new)
+        self.plain_bytes += sum(layout.plain_size[key] for key in trial.new)
+        self.text_bytes = trial.text_bytes
+        self.class_max.update(trial.classes)
+        for source, (quotes, delta, entry) in trial.sources.items():
+            _, old_delta, old_entry = self.sources.get(source, ({}, 0, 0))
+            self.extra_units += delta - old_delta
+            self.entry_bytes += entry - old_entry
+            self.entry_count += (entry > 0) - (old_entry > 0)
+            self.sources[source] = (quotes, delta, entry)
+
+
+def quote_class(node: AtomNode, quote: Quote | None) -> Hashable:
+    """The utility class of a revision: itself, or the identity of its verified quote."""
+    if quote is None:
+        return ("revision", node.revision_id)
+    return ("quote", quote.source_revision_id, quote.start, quote.end, node.producer, node.origin, node.slots)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    utility: float
+    cost: int
+    ids: tuple[str, ...]  # sorted
+
+    @property
+    def key(self) -> tuple[float, int, tuple[str, ...]]:
+        return (-self.utility, self.cost, self.ids)
+
+
+def _candidate(packing: _Packing) -> _Candidate:
+    return _Candidate(utility=packing.utility, cost=packing.cost, ids=tuple(sorted(packing.ids)))
+
+
+def select(
+    *,
+    ranking: Sequence[str],
+    closures: Mapping[str, Closure],
+    weights: Mapping[str, float],
+    budget: PackingBudget,
+    deadline_passed: Callable[[], bool] | None = None,
+) -> Selection:
+    """Pick, price and render the page (module docstring). `closures` must hold C(r) for
+    every ranked root; `deadline_passed`, checked before each evaluation, stops packing with
+    `stop: "deadline"`."""
+    missing = [root for root in ranking if root not in closures]
+    if missing:
+        raise ValueError(f"no closure for ranked root {missing[0]}")
+    roots = [root for root in ranking if not closures[root].is_blocked]
+    blocked = tuple(root for root in ranking if closures[root].is_blocked)
+    layout = Layout(member for root in roots for member in closures[root].members)
+    for key, value in weights.items():
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"the weight of {key} must be finite and at least 0")
+    weight = {key: float(weights.get(key, 0.0)) for key in layout.nodes}
+    # Classes interned as small ints: a quote identity holds the slots, too slow to hash per trial.
+    interned: dict[Hashable, int] = {}
+    class_of = {key: interned.setdefault(quote_class(node, layout.quotes.get(key)), len(interned))
+                for key, node in layout.nodes.items()}
+    members = {root: closures[root].ids for root in roots}
+
+    def fresh() -> _Packing:
+        return _Packing(layout=layout, class_of=class_of, weight=weight)
+
+    token_budget, size_budget = budget.token_budget, budget.size_budget
+
+    def feasible(trial: _Trial) -> bool:
+        return trial.cost <= token_budget and trial.count <= size_budget and trial.text_bytes <= budget.max_bytes
+
+    meter = _Meter(budget=budget.max_packing_work, deadline_passed=deadline_passed)
+    candidates: list[_Candidate] = []
+    baseline = fresh()
+    greedy: _Packing | None = None
+    baseline_complete = complete = False
+    deadline = False
+    try:
+        for root in roots:
+            meter.charge(len(members[root]))
+            trial = baseline.trial(members[root])
+            if feasible(trial):
+                baseline.commit(trial)
+        baseline_complete = True
+        for root in roots:
+            meter.charge(len(members[root]))
+            single = fresh()
+            trial = single.trial(members[root])
+            if feasible(trial):
+                single.commit(trial)
+                candidates.append(_candidate(single))
+        greedy = fresh()
+        _greedy(greedy, roots, members, meter, feasible)
+        complete = True
+    except _OutOfWork as stopped:
+        deadline = stopped.deadline
+    candidates.append(_candidate(baseline))
+    if greedy is not None:
+        candidates.append(_candidate(greedy))
+    best = min(candidates, key=lambda candidate: candidate.key)
+
+    chosen = set(best.ids)
+    order = render_order(chosen, ranking, closures)
+    rendered = layout.render(order)
+    final = fresh()
+    final.commit(final.trial(order))
+    left_out = tuple(root for root in roots if root not in chosen)
+    alone = {root: fresh().trial(members[root]) for root in left_out}
+    oversized = [alone[root].cost for root in roots if root in alone and alone[root].cost > token_budget]
+    return Selection(
+        selected=tuple(order),
+        nodes=tuple(layout.nodes[key] for key in order),
+        text=rendered.text,
+        token_count=rendered.token_count,
+        sources=rendered.sources,
+        utility=best.utility,
+        baseline_utility=baseline.utility,
+        greedy_utility=greedy.utility if greedy is not None else None,
+        work=meter.used,
+        complete=complete,
+        baseline_complete=baseline_complete,
+        stop=_stop(final, left_out, members, budget, complete=complete, deadline=deadline),
+        minimum_tokens=min(oversized) if oversized else None,
+        cursor=any(alone[root].cost <= token_budget and alone[root].count <= size_budget for root in left_out),
+        left_out=left_out,
+        blocked=blocked,
+        text_bytes=final.text_bytes,
+    )
+
+
+def _greedy(packing: _Packing, roots: Sequence[str], members: Mapping[str, tuple[str, ...]], meter: _Meter,
+            feasible: Callable[[_Trial], bool]) -> None:
+    """Grow `packing` from ∅ by the best ratio ΔU / max(1, Δtokens) until nothing fits."""
+    while True:
+        best: _Trial | None = None
+        best_key: tuple[float, float, int, str] | None = None
+        current = packing.cost
+        for root in roots:
+            if packing.covers(members[root]):
+                continue  # not a tentative evaluation: nothing would change
+            meter.charge(len(members[root]))
+            trial = packing.trial(members[root])
+            if not feasible(trial) or trial.delta_u < 0:
+                continue
+            delta_tokens = trial.cost - current
+            # Smallest key wins: best ratio, then larger ΔU, smaller Δtokens, smaller revision id.
+            key = (-trial.delta_u / max(1, delta_tokens), -trial.delta_u, delta_tokens, root)
+            if best_key is None or key < best_key:
+                best, best_key = trial, key
+        if best is None:
+            return
+        packing.commit(best)
+
+
+def _stop(final: _Packing, left_out: Sequence[str], members: Mapping[str, tuple[str, ...]], budget: PackingBudget,
+          *, complete: bool, deadline: bool) -> PackingStop:
+    """§6.7's packing part of `stop`: deadline; budget (work ran out, or some left-out root
+    would break the token, maxAtoms or maxBytes bound); page-limit (left-out roots break only
+    `limit`); completed. The solver's numeric-budget is the caller's to put before budget."""
+    if deadline:
+        return "deadline"
+    if not complete:
+        return "budget"
+    page_limit = False
+    for root in left_out:
+        trial = final.trial(members[root])
+        if (trial.cost > budget.token_budget or trial.count > budget.max_atoms
+                or trial.text_bytes > budget.max_bytes):
+            return "budget"
+        if trial.count > budget.limit:
+            page_limit = True
+    return "page-limit" if page_limit else "completed"
+
+
+def recall_stop(selection: Selection, solver_stop: str) -> str:
+    """diagnostics.stop for a read: the first that applies of deadline, numeric-budget, then
+    the packing outcome (budget, page-limit, completed)."""
+    if selection.stop == "deadline" or solver_stop == "deadline":
+        return "deadline"
+    if solver_stop == "numeric-budget":
+        return "numeric-budget"
+    return selection.stop

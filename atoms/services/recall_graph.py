@@ -1,0 +1,322 @@
+"""Seeds, graph acquisition and activation for search and read (atoms.md §6.3-§6.4).
+
+`recall` runs the whole pipeline up to the frozen ranking: candidates from the provider,
+re-read and re-scored here (the provider's word is never taken), stale ones set aside,
+seeds, breadth-first acquisition over links, use values, and the residual-push solver of
+atoms.core.activation. What comes back is everything search pages through and read packs:
+the ranked nodes with activations and scores, the stale revisions, the reads in first-read
+order and the diagnostics figures.
+
+A node is an active, readable, visible, non-stale head. "Visible" is the review rule of
+§11: never quarantined, and approved when the tenant requires approval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from atoms.clock import now_ms
+from atoms.config import RETRIEVAL
+from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
+from atoms.core.text import seed_match
+from atoms.errors import from_core, invalid
+from atoms.models import Atom, AtomStore, Revision, Slot
+from atoms.principal import Binding
+from atoms.services import availability
+from atoms.services.budget import Budget
+from atoms.services.candidates import Candidates, lexical_candidates
+from atoms.services.staleness import Staleness
+
+CHUNK = 500
+DEFAULT_BETA = 0.3
+DEFAULT_PROPAGATION = 0.5
+
+Stop = Literal["completed", "numeric-budget", "deadline"]
+Provider = Callable[..., Candidates]
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """The tenant's retrieval and activation settings, defaults filled in (§6.4)."""
+
+    depth: int
+    max_seeds: int
+    max_nodes: int
+    max_edges: int
+    max_scan: int
+    beta: float
+    propagation: float
+    relations: dict[str, RelationWeight]
+
+
+def recall_settings(config: Any) -> RecallSettings:
+    config = config if isinstance(config, dict) else {}
+    retrieval = config.get("retrieval") or {}
+    activation = config.get("activation") or {}
+    value = {name: retrieval.get(name, default) for name, (default, _, _) in RETRIEVAL.items()}
+    relations = {role: RelationWeight(float(w.get("forward", 1.0)), float(w.get("reverse", 1.0)))
+                 for role, w in (activation.get("relations") or {}).items()}
+    return RecallSettings(
+        depth=value["depth"], max_seeds=value["maxSeeds"], max_nodes=value["maxNodes"],
+        max_edges=value["maxEdges"], max_scan=value["maxScan"],
+        beta=float(activation.get("maxBoost", DEFAULT_BETA)),
+        propagation=float(activation.get("propagation", DEFAULT_PROPAGATION)), relations=relations,
+    )
+
+
+@dataclass(frozen=True)
+class RankedNode:
+    revision: Revision
+    m: float
+    u: float
+    activation: float  # unnormalized a_i: the weight w(x) of read's selection
+    score: float  # a_i / Σa
+
+
+@dataclass
+class Recall:
+    nodes: list[Revision]  # acquisition order
+    m: list[float]
+    u: list[float]
+    edges: list[tuple[int, int, str]]  # (from, to, role) by node position, collapsed
+    activations: tuple[float, ...]
+    scores: list[float]
+    ranking: list[int]  # node positions with score > 0, best first
+    stale: list[Revision]  # stale candidates and neighbours, first found first
+    reads: list[Revision]  # every revision re-read, once each, first-read order
+    scanned: int
+    complete: bool
+    approximate: bool
+    partial: bool
+    converged: bool
+    numeric_error_l1_upper: float
+    work: int
+    evaluated_at: int
+    stop: Stop
+
+    @property
+    def ranked(self) -> list[RankedNode]:
+        return [RankedNode(self.nodes[i], self.m[i], self.u[i], self.activations[i], self.scores[i])
+                for i in self.ranking]
+
+
+class Visible:
+    """The node rule: an active head the binding may read and review does not hide."""
+
+    def __init__(self, read_policies: Sequence[str], require_approval: bool) -> None:
+        self.policies = set(read_policies)
+        self.require_approval = require_approval
+
+    def readable(self, revision: Revision) -> bool:
+        """Inside the read policies and not hidden by review, head or not."""
+        return (revision.policy in self.policies and revision.review_status != "quarantined"
+                and (not self.require_approval or revision.review_status == "approved"))
+
+    def __call__(self, revision: Revision) -> bool:
+        return revision.is_head and revision.state == "active" and self.readable(revision)
+
+
+class _Full(Exception):
+    """maxNodes or maxEdges reached: acquisition stops, partial."""
+
+
+@dataclass
+class _Acquisition:
+    visible: Visible
+    staleness: Staleness
+    relations: dict[str, RelationWeight]
+    max_nodes: int
+    max_edges: int
+    nodes: list[Revision] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)  # atom id → position
+    edges: list[tuple[int, int, str]] = field(default_factory=list)
+    edge_keys: set[tuple[int, int, str]] = field(default_factory=set)
+    stale: list[Revision] = field(default_factory=list)
+    reads: list[Revision] = field(default_factory=list)
+    read_ids: set[str] = field(default_factory=set)
+    rejected: set[str] = field(default_factory=set)  # revision ids that cannot be nodes
+    partial: bool = False
+
+    def read(self, revision: Revision) -> None:
+        if revision.id not in self.read_ids:
+            self.read_ids.add(revision.id)
+            self.reads.append(revision)
+
+    def set_stale(self, revision: Revision) -> None:
+        if revision.id not in self.rejected:
+            self.rejected.add(revision.id)
+            self.stale.append(revision)
+
+    def add_node(self, revision: Revision) -> int:
+        if len(self.nodes) >= self.max_nodes:
+            self.partial = True
+            raise _Full
+        self.positions[revision.atom_id] = len(self.nodes)
+        self.nodes.append(revision)
+        return len(self.nodes) - 1
+
+    def link(self, source: Revision, target: Revision, role: str, new: Revision, frontier: list[int]) -> None:
+        """Record the link source → target; `new` (one of the two) may join as a node."""
+        if new.atom_id not in self.positions:
+            if new.id in self.rejected or not self.visible(new):
+                return
+            self.read(new)
+            if self.staleness.is_stale(new):
+                self.set_stale(new)
+                return
+            if len(self.edges) >= self.max_edges:  # the new node's edge could not be kept
+                self.partial = True
+                raise _Full
+            frontier.append(self.add_node(new))
+        key = (self.positions[source.atom_id], self.positions[target.atom_id], role)
+        if key in self.edge_keys:
+            return
+        if len(self.edges) >= self.max_edges:
+            self.partial = True
+            raise _Full
+        self.edge_keys.add(key)
+        self.edges.append(key)
+
+    def expand(self, level: list[int], deadline_passed: Callable[[], bool]) -> list[int]:
+        """Expand one breadth-first level in acquisition order; returns the next level."""
+        revisions = [self.nodes[i] for i in level]
+        slots: dict[str, list[Slot]] = {}
+        for slot in Slot.objects.filter(revision__in=revisions).order_by("revision_id", "position"):
+            slots.setdefault(slot.revision_id, []).append(slot)
+        target_atoms = {s.target_atom_id for group in slots.values() for s in group}
+        heads = {a.id: a.head for a in Atom.objects.filter(tenant_id=revisions[0].tenant_id, id__in=target_atoms)
+                 .select_related("head")}
+        linkers: dict[str, list[Slot]] = {}
+        incoming = (Slot.objects.filter(tenant_id=revisions[0].tenant_id,
+                                        target_atom_id__in=[r.atom_id for r in revisions])
+                    .filter(revision__is_head=True, revision__state="active").select_related("revision")
+                    .order_by("revision__seq", "revision_id", "position"))
+        for slot in incoming:
+            linkers.setdefault(slot.target_atom_id, []).append(slot)
+        frontier: list[int] = []
+        for x in revisions:
+            if deadline_passed():
+                raise _Deadline
+            for slot in slots.get(x.id, []):
+                head = heads.get(slot.target_atom_id)
+                # An observed link is followed only while its pinned revision is the head.
+                if head is None or (slot.target_revision_id and slot.target_revision_id != head.id):
+                    continue
+                if is_traversed(slot.role, self.relations):
+                    self.link(x, head, slot.role, head, frontier)
+            for slot in linkers.get(x.atom_id, []):
+                if slot.target_revision_id and slot.target_revision_id != x.id:
+                    continue
+                if is_traversed(slot.role, self.relations):
+                    self.link(slot.revision, x, slot.role, slot.revision, frontier)
+        return frontier
+
+
+class _Deadline(Exception):
+    """The request's deadline passed during acquisition."""
+
+
+def _checked_refs(candidates: Candidates, max_scan: int) -> list[tuple[str, str]]:
+    """(atomId, revisionId) of the provider's entries; more than maxScan or a non-pinned
+    entry is the provider's fault, reported as INVALID_INPUT (§6.3)."""
+    if len(candidates.refs) > max_scan:
+        raise invalid("The candidate provider returned more entries than maxScan.")
+    out = []
+    for ref in candidates.refs:
+        if not isinstance(ref, Mapping) or ref.get("kind") != "pinned" \
+                or not isinstance(ref.get("atomId"), str) or not isinstance(ref.get("revisionId"), str):
+            raise invalid("The candidate provider returned an entry that is not a PinnedRef.")
+        out.append((ref["atomId"], ref["revisionId"]))
+    return out
+
+
+def _reread(tenant_id: int, refs: list[tuple[str, str]]) -> list[Revision]:
+    ids = [revision_id for _, revision_id in refs]
+    found: dict[str, Revision] = {}
+    for start in range(0, len(ids), CHUNK):
+        found.update((r.id, r) for r in Revision.objects.filter(tenant_id=tenant_id, id__in=ids[start:start + CHUNK]))
+    return [found[r] for a, r in refs if r in found and found[r].atom_id == a]
+
+
+def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[str]], depth: int, budget: Budget,
+           now: int, provider: Provider = lexical_candidates) -> Recall:
+    """§6.3-§6.4 for one request. Raises BUDGET_EXHAUSTED when the solver cannot even
+    start, INVALID_INPUT / STATE_INVALIDATED from the availability model."""
+    tenant = binding.principal.tenant
+    settings = recall_settings(store.config)
+    deadline = budget.deadline
+
+    def deadline_passed() -> bool:
+        return deadline is not None and now_ms() > deadline
+
+    candidates = provider(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
+                          require_approval=store.require_approval,
+                          limit=min(settings.max_scan, budget.limits["maxCandidates"]))
+    visible = Visible(binding.read_policies, store.require_approval)
+    acquisition = _Acquisition(visible=visible, staleness=Staleness(tenant), relations=settings.relations,
+                               max_nodes=settings.max_nodes, max_edges=settings.max_edges)
+    m_of: dict[str, float] = {}
+    pool: list[Revision] = []
+    for revision in _reread(tenant.pk, _checked_refs(candidates, settings.max_scan)):
+        if not visible(revision):
+            continue
+        m = seed_match(kinds, revision.body)
+        if m <= 0:
+            continue
+        acquisition.read(revision)
+        if acquisition.staleness.is_stale(revision):
+            acquisition.set_stale(revision)  # stale candidates never lend activation
+            continue
+        m_of[revision.atom_id] = m
+        pool.append(revision)
+    pool.sort(key=lambda r: (-m_of[r.atom_id], r.body_bytes, r.atom_id))
+    stop: Stop = "completed"
+    try:
+        level = [acquisition.add_node(r) for r in pool[:settings.max_seeds]]
+        for _ in range(depth):
+            if not level:
+                break
+            level = acquisition.expand(level, deadline_passed)
+    except _Full:
+        pass
+    except _Deadline:
+        acquisition.partial = True
+        stop = "deadline"
+    return _evaluate(binding, store, acquisition, m_of, candidates, settings, budget, now, stop, deadline_passed)
+
+
+def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_of: dict[str, float],
+              candidates: Candidates, settings: RecallSettings, budget: Budget, now: int, stop: Stop,
+              deadline_passed: Callable[[], bool]) -> Recall:
+    tenant, subject, policies = binding.principal.tenant, binding.principal.subject, binding.read_policies
+    nodes = acquisition.nodes
+    evaluated_at = availability.evaluated_at(tenant, subject, policies, now)
+    values = availability.use_values(tenant, subject, policies, [r.id for r in nodes], evaluated_at,
+                                     model=availability.model_for(tenant, store=store))
+    graph = ActivationGraph()
+    m = [m_of.get(r.atom_id, 0.0) for r in nodes]
+    u = [values[r.id] for r in nodes]
+    for revision, m_i, u_i in zip(nodes, m, u, strict=True):
+        graph.add_node(GraphNode(atom_id=revision.atom_id, m=m_i, u=u_i, body_bytes=revision.body_bytes))
+    for source, target, role in acquisition.edges:
+        graph.add_edge(nodes[source].atom_id, nodes[target].atom_id, role)
+    try:
+        evaluation = evaluate(graph, beta=settings.beta, p=settings.propagation, relations=settings.relations,
+                              max_work=budget.limits["maxEvaluationWork"],
+                              deadline_passed=None if stop == "deadline" else deadline_passed)
+    except BudgetExhausted as exc:
+        raise from_core(exc) from exc
+    solution = evaluation.solution
+    if stop != "deadline":
+        stop = solution.stop
+    return Recall(
+        nodes=nodes, m=m, u=u, edges=list(acquisition.edges), activations=solution.x, scores=evaluation.scores,
+        ranking=evaluation.ranking, stale=acquisition.stale, reads=acquisition.reads, scanned=candidates.scanned,
+        complete=candidates.complete, approximate=candidates.approximate or not candidates.complete,
+        partial=acquisition.partial, converged=solution.converged,
+        numeric_error_l1_upper=solution.numeric_error_l1_upper, work=solution.work, evaluated_at=evaluated_at,
+        stop=stop,
+    )
+

@@ -1,0 +1,238 @@
+"""search (atoms.md §7.1): the frozen activation ranking of one query, a page at a time.
+
+The first request runs §6.3-§6.4 with `query` as the only signal kind and pages the
+ranking; no closure is computed, so an atom whose required target is retired still appears.
+A cursor freezes the ranking. It never carries revision ids (cursors are readable by the
+caller): it names the first page's receipt, whose host-side manifest lists every revision
+the evaluation read, and holds positions in that list with their scores. A purge bumps the
+index generation, which expires such cursors before any position could go stale.
+
+Every page records a search receipt whose Observation (§5.4) lets tokens built on it watch
+the query. search never touches use state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from atoms.clock import now_ms
+from atoms.core.canonical import canonical
+from atoms.core.text import is_blank, seed_match
+from atoms.errors import AtomError, invalid
+from atoms.models import AtomStore, Receipt, Revision
+from atoms.principal import Binding, Principal, resolve_binding
+from atoms.services.barrier import check_barrier
+from atoms.services.budget import Budget, parse_budget
+from atoms.services.cursors import issue_cursor, open_cursor
+from atoms.services.recall_graph import Recall, Visible, recall, recall_settings
+from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
+from atoms.services.refs import issue_refs
+from atoms.services.views import render_views
+
+BODY_KEYS = {"binding", "query", "options"}
+OPTION_KEYS = {"limit", "depth", "cursor", "budget", "deadline"}
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 10_000
+MAX_DEPTH = 32
+INDEX = "ready"  # no embedding provider yet: lexical scoring is the whole index
+
+Entry = tuple[Revision, float]  # a ranked revision and its score
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    limit: int = DEFAULT_LIMIT
+    depth: int | None = None  # None: the tenant's retrieval.depth (2 by default)
+    cursor: str | None = None
+    budget: Budget = field(default_factory=Budget)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_options(raw: Any) -> SearchOptions:
+    if raw is None:
+        return SearchOptions()
+    if not isinstance(raw, dict):
+        raise invalid("options must be an object.", path="options")
+    unknown = sorted(set(raw) - OPTION_KEYS)
+    if unknown:
+        raise invalid(f"Unknown option {unknown[0]!r}.", path=f"options.{unknown[0]}")
+    limit = raw.get("limit", DEFAULT_LIMIT)
+    if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
+        raise invalid(f"limit must be an integer from 1 to {MAX_LIMIT}.", path="options.limit")
+    depth = raw.get("depth")
+    if depth is not None and (not _is_int(depth) or not 0 <= depth <= MAX_DEPTH):
+        raise invalid(f"depth must be an integer from 0 to {MAX_DEPTH}.", path="options.depth")
+    cursor = raw.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise invalid("cursor must be a string.", path="options.cursor")
+    return SearchOptions(limit=limit, depth=depth, cursor=cursor,
+                         budget=parse_budget(raw.get("budget"), raw.get("deadline")))
+
+
+@dataclass
+class Frozen:
+    """A ranking to page through: what remains of it, the evaluation's figures, the reads."""
+
+    entries: list[Entry]
+    stale: list[Revision]
+    reads: list[Revision]
+    state_seq: int
+    origin: str | None  # the receipt holding `reads`; None on the first page
+    figures: dict[str, Any]
+    first_page: bool
+
+
+def _figures(result: Recall) -> dict[str, Any]:
+    return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
+            "evaluatedAt": result.evaluated_at, "converged": result.converged,
+            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}
+
+
+def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
+    """§7.1. Refs, cursor and receipt are made in one transaction with the reads."""
+    store = AtomStore.for_tenant(caller.tenant)
+    check_barrier(store)
+    if not isinstance(body, dict) or set(body) - BODY_KEYS:
+        raise invalid("The body keys are binding, query and options.")
+    binding = resolve_binding(caller, body.get("binding"))
+    options = parse_options(body.get("options"))
+    if options.budget.deadline is not None and options.budget.deadline < now_ms():
+        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    query = body.get("query")
+    if not isinstance(query, str) or is_blank(query):
+        raise invalid("query must be a non-blank string.", path="query")
+    raw_options = body.get("options") or {}
+    request = {"query": query, "options": {k: v for k, v in raw_options.items() if k != "cursor"},
+               "config": store.config, "requireApproval": store.require_approval}
+    try:
+        canonical(request)
+    except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
+        raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    with transaction.atomic():
+        store = AtomStore.objects.get(pk=store.pk)
+        if options.cursor is None:
+            frozen = _evaluate(binding, store, query, options)
+        else:
+            page = open_cursor(binding=binding, kind="search", request=request, cursor=options.cursor)
+            frozen = _resume(binding, store, page)
+        return _page(binding, query, options, request, frozen)
+
+
+def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOptions) -> Frozen:
+    depth = options.depth if options.depth is not None else recall_settings(store.config).depth
+    result = recall(binding=binding, store=store, kinds={"query": [query]}, depth=depth, budget=options.budget,
+                    now=now_ms())
+    return Frozen(entries=[(node.revision, node.score) for node in result.ranked], stale=result.stale,
+                  reads=result.reads, state_seq=store.seq, origin=None, figures=_figures(result), first_page=True)
+
+
+def _expired(message: str) -> AtomError:
+    return AtomError("CURSOR_EXPIRED", message, {"path": "options.cursor"})
+
+
+def _resume(binding: Binding, store: AtomStore, page: dict[str, Any]) -> Frozen:
+    """The rest of a frozen ranking. Entries the caller may no longer see (review status,
+    require-approval switched on) are dropped; the ranking is otherwise not re-evaluated."""
+    principal = binding.principal
+    origin = Receipt.objects.filter(tenant=principal.tenant, id=page.get("origin"),
+                                    principal=principal.principal_id, kind="search").first()
+    if origin is None:
+        raise _expired("The search this cursor continues is gone.")
+    pins = origin.manifest["acquisition"]["reads"]
+    try:
+        rest = [(pins[i]["revisionId"], float(score)) for i, score in page["rest"]]
+        stale_ids = [pins[i]["revisionId"] for i in page["stale"]]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise _expired("The cursor does not match its search.") from exc
+    found = {r.id: r for r in Revision.objects.filter(tenant=principal.tenant,
+                                                      id__in=[i for i, _ in rest] + stale_ids)}
+    # Frozen revisions may have stopped being heads since; only what hides them is re-checked.
+    visible = Visible(binding.read_policies, store.require_approval)
+    entries = [(found[i], score) for i, score in rest if i in found and visible.readable(found[i])]
+    stale = [found[i] for i in stale_ids if i in found and visible.readable(found[i])]
+    reads = [Revision(id=p["revisionId"], atom_id=p["atomId"]) for p in pins]
+    return Frozen(entries=entries, stale=stale, reads=reads, state_seq=page["seq"], origin=origin.id,
+                  figures=page["figures"], first_page=False)
+
+
+def _fill(entries: list[Entry], limit: int, budget: Budget) -> tuple[list[Entry], int, str]:
+    """Items in ranking order until limit, maxAtoms or maxBytes; returns (page, bytes, stop)."""
+    page: list[Entry] = []
+    used = 0
+    for revision, score in entries:
+        if len(page) >= limit:
+            return page, used, "page-limit"
+        if len(page) + 1 > budget.limits["maxAtoms"] or used + revision.body_bytes > budget.limits["maxBytes"]:
+            return page, used, "budget"
+        page.append((revision, score))
+        used += revision.body_bytes
+    return page, used, "completed"
+
+
+def _observation(binding: Binding, query: str, frozen: Frozen, page: list[Entry], full: bool) -> dict[str, Any]:
+    lexical = [seed_match({"query": [query]}, revision.body) for revision, _ in page]
+    return {"kind": "search", "signals": {"query": query}, "readPolicies": sorted(binding.read_policies),
+            "seq": frozen.state_seq, "revisions": [pinned(revision) for revision, _ in page], "full": full,
+            "mFloor": min((m for m in lexical if m > 0), default=0)}
+
+
+def _diagnostics(figures: dict[str, Any], stop: str, stale: int) -> dict[str, Any]:
+    diagnostics: dict[str, Any] = {
+        "method": "graph-activation", "traversal": "bounded-bfs", "approximate": figures["approximate"],
+        "scanned": figures["scanned"], "index": INDEX, "derived": "pending" if stale else "ready",
+        "stop": stop, "evaluatedAt": figures["evaluatedAt"], "evaluationConverged": figures["converged"],
+        "numericErrorL1Upper": figures["numericErrorL1Upper"],
+        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": INDEX},
+        "evaluation": {"converged": figures["converged"], "numericErrorL1Upper": figures["numericErrorL1Upper"],
+                       "scope": "acquired-graph", "work": figures["work"]},
+        "coverageCertified": False,
+    }
+    if stale:
+        diagnostics["derivedReason"] = "dependency-stale"
+    return diagnostics
+
+
+def _page(binding: Binding, query: str, options: SearchOptions, request: dict[str, Any],
+          frozen: Frozen) -> dict[str, Any]:
+    principal = binding.principal
+    page, used_bytes, page_stop = _fill(frozen.entries, options.limit, options.budget)
+    if frozen.entries and not page:
+        # The same request would give the same empty page forever.
+        raise AtomError("BUDGET_EXHAUSTED", "The budget does not cover one item.",
+                        {"maxAtoms": options.budget.limits["maxAtoms"], "maxBytes": options.budget.limits["maxBytes"]})
+    rest = frozen.entries[len(page):]
+    scores = {revision.id: score for revision, score in page}
+    views = render_views(principal, [r for r, _ in page], binding.read_policies, scores=scores)
+    units = [PresentedUnit(revision=revision, view=view, display="body")
+             for (revision, _), view in zip(page, views, strict=True)]
+    # full: a cursor is returned, or ranked items were left out (earlier pages count).
+    full = bool(rest) or not frozen.first_page
+    receipt = create_receipt(binding=binding, kind="search", signal=query, reads=frozen.reads, units=units,
+                             observations=[_observation(binding, query, frozen, page, full)],
+                             state_seq=frozen.state_seq)
+    stale_refs = issue_refs(principal, frozen.stale)
+    figures = frozen.figures
+    stop = figures["stop"] if figures["stop"] != "completed" else page_stop
+    result: dict[str, Any] = {
+        "items": views,
+        "stale": [stale_refs[r.id] for r in frozen.stale],
+        "receipt": receipt_response(receipt),
+        "diagnostics": _diagnostics(figures, stop, len(frozen.stale)),
+        "usage": {"maxAtoms": len(page), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
+                  "maxBytes": used_bytes, "maxContextTokens": 0,
+                  "maxEvaluationWork": figures["work"] if frozen.first_page else 0, "maxPackingWork": 0},
+    }
+    if rest:
+        # Positions in the origin receipt's acquisition reads, which list `frozen.reads` in order.
+        positions = {revision.id: i for i, revision in enumerate(frozen.reads)}
+        cursor_page = {"origin": frozen.origin or receipt.id, "seq": frozen.state_seq, "figures": figures,
+                       "rest": [[positions[r.id], score] for r, score in rest],
+                       "stale": [positions[r.id] for r in frozen.stale]}
+        result["cursor"] = issue_cursor(binding=binding, kind="search", request=request, page=cursor_page)
+    return result
