@@ -167,3 +167,19 @@ def test_purging_an_atom_only_watched_leaves_the_output_stale(X, W, Z, sources):
     assert result["erasedAtomIds"] == [atom_of(sources["B"])]
     assert not InputToken.objects.filter(id=t).exists()
     assert stale(W, output) == [output]
+
+
+def test_62_a_reviewer_edit_of_an_agent_atom_is_an_approved_source_head_and_stales_watchers(X, W, I, keys, sources):
+    from memoryhub.models import AuditEvent
+
+    reviewer = keys["R"]
+    t = obs(X, W, sources["wA"])
+    derived = W.ok_write(create("d", "Alice likes black coffee.", input=t))["changes"]["d"]["ref"]
+    watcher_token = obs(X, W, derived)
+    watcher = W.ok_write(create("w", "Suggest an espresso.", input=watcher_token))["changes"]["w"]["ref"]
+    edited = reviewer.ok_write(revise(own_ref(reviewer, derived), "Alice likes black coffee, no sugar."))
+    view = edited["changes"]["v"]
+    assert edited["review"] == {"v": "approved"}
+    assert view["provenance"] == {"origin": "source", "producer": f"key:{reviewer.key.public_id}"}
+    assert stale(W, watcher) == [watcher]
+    assert AuditEvent.objects.filter(action="atoms.write", object_id=edited["operationId"]).exists()
