@@ -32,7 +32,7 @@ EXPECTED = {
     ("/api/v1/atoms/write", "post"), ("/api/v1/atoms/inspect", "post"), ("/api/v1/atoms/purge", "post"),
     ("/api/v1/atoms/observe", "post"), ("/api/v1/atoms/manifest", "post"),
     ("/api/v1/atoms/uses", "post"), ("/api/v1/atoms/uses/reset", "post"),
-    ("/api/v1/atoms/search", "post"),
+    ("/api/v1/atoms/search", "post"), ("/api/v1/atoms/read", "post"),
 }
 
 

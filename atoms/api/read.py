@@ -1,0 +1,73 @@
+"""POST /api/v1/atoms/read."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from atoms.api.base import AtomsAPIView
+from atoms.services.read import atoms_read
+
+ReadRequest = inline_serializer("AtomsReadRequest", {
+    "binding": serializers.DictField(required=False),
+    "state": serializers.DictField(),
+    "options": serializers.DictField(required=False),
+})
+RecallResult = inline_serializer("AtomsRecallResult", {
+    "items": serializers.ListField(child=serializers.DictField()),
+    "text": serializers.CharField(),
+    "formatVersion": serializers.IntegerField(),
+    "refs": serializers.ListField(child=serializers.CharField()),
+    "sources": serializers.ListField(child=serializers.DictField()),
+    "tokenCount": serializers.IntegerField(),
+    "stale": serializers.ListField(child=serializers.CharField()),
+    "receipt": serializers.DictField(),
+    "cursor": serializers.CharField(required=False),
+    "usage": serializers.DictField(child=serializers.IntegerField()),
+    "diagnostics": serializers.DictField(),
+})
+
+
+class ReadView(AtomsAPIView):
+    @extend_schema(
+        operation_id="atoms_read", summary="A budgeted, rendered set of memory for an agent's state", tags=["atoms"],
+        description=(
+            "Ranks active heads by graph activation over the state's texts (`query`, `context`, `thought`, "
+            "`observations`, `signal`), then packs whole required closures by bounded marginal gain within "
+            "`tokens` (UTF-8 bytes of the render, default 4096) and `limit` (default 24). An atom is never shown "
+            "without the targets of its required links; a root whose closure holds a retired, stale, purged, "
+            "unreadable or unapproved member is blocked. `text` is the canonical format-2 render; `items` are the "
+            "same atoms as AtomViews with scores. A cursor pages through the frozen ranking. read records a "
+            "receipt that observe can present and watch; it never changes use state."
+        ),
+        request=ReadRequest, responses={200: RecallResult},
+        examples=[
+            OpenApiExample("a state", request_only=True,
+                           value={"state": {"query": "coffee brew temperature"}, "options": {"tokens": 1100}}),
+            OpenApiExample("result", response_only=True, value={
+                "items": [{"ref": "ref:2b0e…", "text": "Brewing temperature for coffee: 93 C.", "links": [],
+                           "sources": [], "provenance": {"origin": "source", "producer": "user:rita"},
+                           "state": "active", "score": 0.457516}],
+                "text": "{\"evidence\":[],\"formatVersion\":2,\"memory\":[…]}", "formatVersion": 2,
+                "refs": ["ref:2b0e…"], "sources": [], "tokenCount": 228, "stale": [],
+                "receipt": {"id": "receipt:5d2c…", "state": "seq:42", "signalDigest": "9f86d0…"},
+                "usage": {"maxAtoms": 1, "maxCandidates": 3, "maxBytes": 37, "maxContextTokens": 228,
+                          "maxEvaluationWork": 138, "maxPackingWork": 30},
+                "diagnostics": {"method": "graph-activation", "traversal": "bounded-bfs", "approximate": False,
+                                "scanned": 3, "index": "ready", "derived": "ready", "stop": "completed",
+                                "evaluatedAt": 1767830400000, "evaluationConverged": True,
+                                "numericErrorL1Upper": 8.5e-07,
+                                "acquisition": {"partial": False, "scanned": 3, "index": "ready"},
+                                "validation": {"stale": 0, "blocked": 0},
+                                "evaluation": {"converged": True, "numericErrorL1Upper": 8.5e-07,
+                                               "scope": "acquired-graph", "work": 138},
+                                "selection": {"method": "bounded-marginal-gain", "complete": True,
+                                              "baselineComplete": True, "utility": 1.555556,
+                                              "baselineUtility": 1.555556, "work": 30},
+                                "coverageCertified": False}}),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        return Response(atoms_read(caller=self.principal, body=self.body()))

@@ -1,0 +1,228 @@
+"""read (atoms.md §6): a budgeted set of closures for an agent's state, rendered once.
+
+The first page runs §6.3-§6.4 over the state's kinds (recall_graph), computes the required
+closure C(r) of every ranked root (read_nodes), packs them by bounded marginal gain
+(atoms.core.selection) and renders format 2 (atoms.core.render). Items are the selected
+units' AtomViews with scores, in render order; closure-only members outside the graph
+score 0, and items keep their full text even where the render quotes.
+
+A cursor freezes the ranking and the activations, never revision ids (like search): it
+names the first page's receipt, whose manifest lists every revision the evaluation read,
+and holds positions in that list with the activation and score of each root not yet shown.
+The next page selects among those roots, recomputing their closures. read never touches
+use state.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from atoms.clock import now_ms
+from atoms.core.canonical import canonical, sha256_hex
+from atoms.core.closure import closures
+from atoms.core.selection import PackingBudget, Selection, recall_stop, select
+from atoms.core.text import seed_match
+from atoms.errors import AtomError, invalid
+from atoms.models import AtomStore, Receipt, Revision
+from atoms.principal import Binding, Principal, resolve_binding
+from atoms.services.barrier import check_barrier
+from atoms.services.cursors import issue_cursor, open_cursor
+from atoms.services.read_nodes import NodeBuilder
+from atoms.services.read_options import ReadOptions, parse_options, parse_state
+from atoms.services.recall_graph import Recall, recall, recall_settings
+from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
+from atoms.services.refs import issue_refs
+from atoms.services.staleness import Staleness
+from atoms.services.views import render_views
+
+BODY_KEYS = {"binding", "state", "options"}
+INDEX = "ready"  # no embedding provider yet: lexical scoring is the whole index
+
+
+@dataclass
+class Frozen:
+    """The ranking a page selects from: roots (best first) with activation and score, the
+    stale revisions, the evaluation's reads and figures."""
+
+    roots: list[tuple[Revision, float, float]]  # (revision, activation, score)
+    scores: dict[str, float]  # graph nodes' scores, for closure members that are nodes
+    stale: list[Revision]
+    reads: list[Revision]
+    state_seq: int
+    origin: str | None  # the first page's receipt; None on the first page
+    figures: dict[str, Any]
+    first_page: bool
+
+
+def _figures(result: Recall) -> dict[str, Any]:
+    return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
+            "evaluatedAt": result.evaluated_at, "converged": result.converged,
+            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}
+
+
+def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
+    """§6 for one request. Refs, cursor and receipt are made in one transaction."""
+    store = AtomStore.for_tenant(caller.tenant)
+    check_barrier(store)
+    if not isinstance(body, dict) or set(body) - BODY_KEYS:
+        raise invalid("The body keys are binding, state and options.")
+    binding = resolve_binding(caller, body.get("binding"))
+    state = parse_state(body.get("state"))
+    options = parse_options(body.get("options"))
+    if options.budget.deadline is not None and options.budget.deadline < now_ms():
+        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    raw_options = body.get("options") or {}
+    request = {"state": state, "options": {k: v for k, v in raw_options.items() if k != "cursor"},
+               "config": store.config, "requireApproval": store.require_approval}
+    try:
+        canonical(request)
+    except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
+        raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    kinds = {kind: value if isinstance(value, list) else [value] for kind, value in state.items()}
+    with transaction.atomic():
+        store = AtomStore.objects.get(pk=store.pk)
+        if options.cursor is None:
+            frozen = _evaluate(binding, store, kinds, options)
+        else:
+            page = open_cursor(binding=binding, kind="read", request=request, cursor=options.cursor)
+            frozen = _resume(binding, page)
+        return _page(binding, store, state, kinds, options, request, frozen)
+
+
+def _evaluate(binding: Binding, store: AtomStore, kinds: dict[str, list[str]], options: ReadOptions) -> Frozen:
+    depth = options.depth if options.depth is not None else recall_settings(store.config).depth
+    result = recall(binding=binding, store=store, kinds=kinds, depth=depth, budget=options.budget, now=now_ms())
+    ranked = result.ranked
+    return Frozen(roots=[(node.revision, node.activation, node.score) for node in ranked],
+                  scores={r.id: score for r, score in zip(result.nodes, result.scores, strict=True)},
+                  stale=result.stale, reads=result.reads, state_seq=store.seq, origin=None,
+                  figures=_figures(result), first_page=True)
+
+
+def _expired(message: str) -> AtomError:
+    return AtomError("CURSOR_EXPIRED", message, {"path": "options.cursor"})
+
+
+def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
+    """The roots of a frozen ranking not shown yet; never re-evaluated."""
+    principal = binding.principal
+    origin = Receipt.objects.filter(tenant=principal.tenant, id=page.get("origin"),
+                                    principal=principal.principal_id, kind="read").first()
+    if origin is None:
+        raise _expired("The read this cursor continues is gone.")
+    pins = origin.manifest["acquisition"]["reads"]
+    try:
+        rest = [(pins[i]["revisionId"], float(activation), float(score)) for i, activation, score in page["rest"]]
+        scores = {pins[i]["revisionId"]: float(score) for i, score in page["scores"]}
+        stale_ids = [pins[i]["revisionId"] for i in page["stale"]]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise _expired("The cursor does not match its read.") from exc
+    found = {r.id: r for r in Revision.objects.filter(tenant=principal.tenant,
+                                                      id__in=[i for i, _, _ in rest] + stale_ids)}
+    # Whatever became unavailable since is blocked by its closure on this page.
+    roots = [(found[i], activation, score) for i, activation, score in rest if i in found]
+    policies = set(binding.read_policies)
+    stale = [found[i] for i in stale_ids if i in found and found[i].policy in policies
+             and found[i].review_status != "quarantined"]
+    reads = [Revision(id=p["revisionId"], atom_id=p["atomId"]) for p in pins]
+    return Frozen(roots=roots, scores=scores, stale=stale, reads=reads,
+                  state_seq=page["seq"], origin=origin.id, figures=page["figures"], first_page=False)
+
+
+def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selection:
+    roots = builder.build(r for r, _, _ in frozen.roots)
+    found = closures(roots, builder)
+    limits = options.budget.limits
+    deadline = options.budget.deadline
+    return select(
+        ranking=[node.revision_id for node in roots], closures=found,
+        weights={r.id: activation for r, activation, _ in frozen.roots},
+        budget=PackingBudget(tokens=options.tokens, limit=options.limit, max_context_tokens=limits["maxContextTokens"],
+                             max_atoms=limits["maxAtoms"], max_bytes=limits["maxBytes"],
+                             max_packing_work=limits["maxPackingWork"]),
+        deadline_passed=None if deadline is None else (lambda: now_ms() > deadline),
+    )
+
+
+def _observation(binding: Binding, state: dict[str, Any], kinds: dict[str, list[str]], frozen: Frozen,
+                 shown: list[Revision], full: bool) -> dict[str, Any]:
+    lexical = [seed_match(kinds, revision.body) for revision in shown]
+    return {"kind": "read", "signals": state, "readPolicies": sorted(binding.read_policies),
+            "seq": frozen.state_seq, "revisions": [pinned(revision) for revision in shown], "full": full,
+            "mFloor": min((m for m in lexical if m > 0), default=0)}
+
+
+def _diagnostics(figures: dict[str, Any], selection: Selection, stop: str, stale: int) -> dict[str, Any]:
+    diagnostics: dict[str, Any] = {
+        "method": "graph-activation", "traversal": "bounded-bfs", "approximate": figures["approximate"],
+        "scanned": figures["scanned"], "index": INDEX, "derived": "pending" if stale else "ready",
+        "stop": stop, "evaluatedAt": figures["evaluatedAt"], "evaluationConverged": figures["converged"],
+        "numericErrorL1Upper": figures["numericErrorL1Upper"],
+        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": INDEX},
+        "validation": {"stale": stale, "blocked": len(selection.blocked)},
+        "evaluation": {"converged": figures["converged"], "numericErrorL1Upper": figures["numericErrorL1Upper"],
+                       "scope": "acquired-graph", "work": figures["work"]},
+        "selection": {"method": "bounded-marginal-gain", "complete": selection.complete,
+                      "baselineComplete": selection.baseline_complete, "utility": selection.utility,
+                      "baselineUtility": selection.baseline_utility, "work": selection.work},
+        "coverageCertified": False,
+    }
+    if stale:
+        diagnostics["derivedReason"] = "dependency-stale"
+    if selection.minimum_tokens is not None:
+        diagnostics["minimumTokens"] = selection.minimum_tokens
+        diagnostics["selection"]["minimumTokens"] = selection.minimum_tokens
+    return diagnostics
+
+
+def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict[str, list[str]],
+          options: ReadOptions, request: dict[str, Any], frozen: Frozen) -> dict[str, Any]:
+    principal = binding.principal
+    builder = NodeBuilder(binding, store, Staleness(principal.tenant))
+    selection = _select(frozen, options, builder)
+    shown = [builder.revisions[key] for key in selection.selected]
+    views = render_views(principal, shown, binding.read_policies,
+                         scores={key: frozen.scores.get(key, 0) for key in selection.selected})
+    memory = json.loads(selection.text)["memory"] if selection.text else []
+    units: list[PresentedUnit] = []
+    for revision, view, rendered in zip(shown, views, memory, strict=True):
+        unit = PresentedUnit(revision=revision, view=view, display="quote" if "quote" in rendered else "body")
+        if "quote" in rendered:
+            unit["quote"] = rendered["quote"]
+        units.append(unit)
+    selected = set(selection.selected)
+    rest = [(r, activation, score) for r, activation, score in frozen.roots if r.id not in selected]
+    cursor_due = selection.cursor
+    # full: a cursor is returned, or ranked roots were left out (earlier pages count).
+    full = bool(rest) or not frozen.first_page
+    reads = frozen.reads + builder.reads  # closure members are acquisition reads too
+    receipt = create_receipt(binding=binding, kind="read", signal=state, reads=reads, units=units,
+                             observations=[_observation(binding, state, kinds, frozen, shown, full)],
+                             state_seq=frozen.state_seq, presentation_digest=sha256_hex(selection.text))
+    stale_refs = issue_refs(principal, frozen.stale)
+    figures = frozen.figures
+    result: dict[str, Any] = {
+        "items": views, "text": selection.text, "formatVersion": 2,
+        "refs": [view["ref"] for view in views], "sources": [dict(s) for s in selection.sources],
+        "tokenCount": selection.token_count, "stale": [stale_refs[r.id] for r in frozen.stale],
+        "receipt": receipt_response(receipt),
+        "usage": {"maxAtoms": len(views), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
+                  "maxBytes": selection.text_bytes, "maxContextTokens": selection.token_count,
+                  "maxEvaluationWork": figures["work"] if frozen.first_page else 0,
+                  "maxPackingWork": selection.work},
+        "diagnostics": _diagnostics(figures, selection, recall_stop(selection, figures["stop"]), len(frozen.stale)),
+    }
+    if cursor_due:
+        # Positions in the first page's acquisition reads, which list `frozen.reads` first, in order.
+        positions = {revision.id: i for i, revision in enumerate(frozen.reads)}
+        page = {"origin": frozen.origin or receipt.id, "seq": frozen.state_seq, "figures": figures,
+                "rest": [[positions[r.id], activation, score] for r, activation, score in rest],
+                # Every graph node's score, for roots shown again as closure members.
+                "scores": [[positions[key], score] for key, score in frozen.scores.items() if score > 0],
+                "stale": [positions[r.id] for r in frozen.stale]}
+        result["cursor"] = issue_cursor(binding=binding, kind="read", request=request, page=page)
+    return result
