@@ -101,3 +101,23 @@ def test_the_worked_example_pages_to_the_deferred_atom(W, example):
     assert second["diagnostics"]["evaluatedAt"] == first["diagnostics"]["evaluatedAt"]
     assert abs(second["items"][0]["score"] - float(SCORES["C"])) <= TOLERANCE
     assert second["usage"]["maxEvaluationWork"] == 0
+
+
+def test_51_purging_an_unshown_candidate_erases_the_output_made_from_the_read(X, W, I, Z):
+    from tests.atoms.api.helpers import create as make
+    from tests.atoms.api.observing import token as issue_token
+
+    outcome = I.ok_write(make("one", "needle one"), make("two", "needle two"))
+    result = W.post("read", {"state": {"query": "needle"}, "options": {"limit": 1}}).json()
+    assert len(result["items"]) == 1
+    shown = result["items"][0]["text"]
+    unshown = "needle two" if shown == "needle one" else "needle one"
+    t = issue_token(X, W, presentations=[{"receipt": result["receipt"]["id"]}])
+    output = W.ok_write(make("o", "summary of the needles", input=t))["changes"]["o"]["ref"]
+    from atoms.models import Ref
+
+    unshown_ref = outcome["changes"]["one" if unshown == "needle one" else "two"]["ref"]
+    purged = Z.post("purge", {"atomId": Ref.objects.get(id=unshown_ref).atom_id}).json()
+    assert purged["complete"] is True and len(purged["erasedAtomIds"]) == 2
+    response = W.post("inspect", {"ref": output})
+    assert response.status_code == 403 and response.json()["error"]["code"] == "ACCESS_DENIED"
