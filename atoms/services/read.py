@@ -135,6 +135,7 @@ def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
 
 def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selection:
     roots = builder.build(r for r, _, _ in frozen.roots)
+    builder.prefetch_closures(roots)
     found = closures(roots, builder)
     limits = options.budget.limits
     deadline = options.budget.deadline

@@ -109,6 +109,42 @@ class NodeBuilder:
                 state=revision.state,
             )
 
+    # --- bulk warm-up ----------------------------------------------------------------------------
+
+    def prefetch_closures(self, roots: list[AtomNode]) -> None:
+        """Load every required-link target of these roots, level by level, in a few bulk
+        queries, so the closure walk below finds them cached instead of querying per atom.
+        Reads are recorded in the order revisions are loaded here (breadth-first)."""
+        frontier = roots
+        while frontier:
+            logical: set[str] = set()
+            pinned: dict[str, str] = {}
+            for node in frontier:
+                for slot in node.slots:
+                    if not (slot.required or slot.mode == "include"):
+                        continue
+                    if slot.target_revision_id:
+                        pinned[slot.target_revision_id] = slot.target_atom_id
+                    else:
+                        logical.add(slot.target_atom_id)
+            atom_ids = (logical | set(pinned.values())) - self._purged.keys()
+            if atom_ids:
+                purged = set(PurgedAtom.objects.filter(tenant=self.tenant, atom_id__in=atom_ids)
+                             .values_list("atom_id", flat=True))
+                self._purged.update({atom_id: atom_id in purged for atom_id in atom_ids})
+            wanted_heads = [a for a in logical if a not in self._heads]
+            for atom in Atom.objects.filter(tenant=self.tenant, id__in=wanted_heads).select_related("head"):
+                self._heads[atom.id] = atom.head
+            for atom_id in wanted_heads:
+                self._heads.setdefault(atom_id, None)
+            missing = [r for r in pinned if r not in self.revisions]
+            for revision in Revision.objects.filter(tenant=self.tenant, id__in=missing):
+                self.revisions[revision.id] = revision
+            targets = [self._heads[a] for a in sorted(logical) if not self._purged.get(a)]
+            targets += [self.revisions[r] for r, a in pinned.items() if r in self.revisions and not self._purged.get(a)]
+            fresh = list({t.id: t for t in targets if t is not None and t.id not in self.nodes}.values())
+            frontier = self.build(fresh) if fresh else []
+
     # --- the resolver of atoms.core.closure ------------------------------------------------------
 
     def __call__(self, atom_id: str, revision_id: str | None) -> AtomNode | BlockReason:
