@@ -24,13 +24,21 @@ def issue_ref(principal: Principal, revision: Revision) -> str:
 
 
 def issue_refs(principal: Principal, revisions: Iterable[Revision]) -> dict[str, str]:
-    """Refs for many revisions at once: {revision id: ref}."""
-    revisions = list(revisions)
+    """Refs for many revisions at once: {revision id: ref}. Missing ones are created in one
+    bulk insert (a concurrent request creating the same ref wins; we read back the winner)."""
+    unique = list({r.id: r for r in revisions}.values())
+    ids = [r.id for r in unique]
     found = dict(Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
-                                    revision_id__in=[r.id for r in revisions]).values_list("revision_id", "id"))
-    for revision in revisions:
-        if revision.id not in found:
-            found[revision.id] = issue_ref(principal, revision)
+                                    revision_id__in=ids).values_list("revision_id", "id"))
+    missing = [r for r in unique if r.id not in found]
+    if missing:
+        Ref.objects.bulk_create(
+            [Ref(id=new_ref(), tenant=principal.tenant, principal=principal.principal_id, key=principal.key,
+                 atom_id=r.atom_id, revision_id=r.id) for r in missing],
+            ignore_conflicts=True,
+        )
+        found.update(Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
+                                        revision_id__in=[r.id for r in missing]).values_list("revision_id", "id"))
     return found
 
 
