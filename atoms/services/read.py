@@ -33,7 +33,7 @@ from atoms.services.barrier import check_barrier
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.read_nodes import NodeBuilder
 from atoms.services.read_options import ReadOptions, parse_options, parse_state
-from atoms.services.recall_graph import Recall, recall, recall_settings
+from atoms.services.recall_graph import recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
 from atoms.services.staleness import Staleness
@@ -56,12 +56,6 @@ class Frozen:
     origin: str | None  # the first page's receipt; None on the first page
     figures: dict[str, Any]
     first_page: bool
-
-
-def _figures(result: Recall) -> dict[str, Any]:
-    return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
-            "evaluatedAt": result.evaluated_at, "converged": result.converged,
-            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}
 
 
 def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
@@ -100,7 +94,7 @@ def _evaluate(binding: Binding, store: AtomStore, kinds: dict[str, list[str]], o
     return Frozen(roots=[(node.revision, node.activation, node.score) for node in ranked],
                   scores={r.id: score for r, score in zip(result.nodes, result.scores, strict=True)},
                   stale=result.stale, reads=result.reads, state_seq=store.seq, origin=None,
-                  figures=_figures(result), first_page=True)
+                  figures=recall_figures(result), first_page=True)
 
 
 def _expired(message: str) -> AtomError:

@@ -320,3 +320,10 @@ def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_o
         stop=stop,
     )
 
+
+
+def recall_figures(result: Recall) -> dict[str, Any]:
+    """The evaluation figures a page reports and a cursor carries (search and read alike)."""
+    return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
+            "evaluatedAt": result.evaluated_at, "converged": result.converged,
+            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}

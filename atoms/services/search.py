@@ -27,7 +27,7 @@ from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import Budget, parse_budget
 from atoms.services.cursors import issue_cursor, open_cursor
-from atoms.services.recall_graph import Recall, Visible, recall, recall_settings
+from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
 from atoms.services.views import render_views
@@ -88,12 +88,6 @@ class Frozen:
     first_page: bool
 
 
-def _figures(result: Recall) -> dict[str, Any]:
-    return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
-            "evaluatedAt": result.evaluated_at, "converged": result.converged,
-            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}
-
-
 def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
     """§7.1. Refs, cursor and receipt are made in one transaction with the reads."""
     store = AtomStore.for_tenant(caller.tenant)
@@ -129,7 +123,7 @@ def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOpt
     result = recall(binding=binding, store=store, kinds={"query": [query]}, depth=depth, budget=options.budget,
                     now=now_ms())
     return Frozen(entries=[(node.revision, node.score) for node in result.ranked], stale=result.stale,
-                  reads=result.reads, state_seq=store.seq, origin=None, figures=_figures(result), first_page=True)
+                  reads=result.reads, state_seq=store.seq, origin=None, figures=recall_figures(result), first_page=True)
 
 
 def _expired(message: str) -> AtomError:
