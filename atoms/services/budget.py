@@ -45,3 +45,47 @@ def parse_budget(raw: Any, deadline: Any) -> Budget:
             raise AtomError("INVALID_SCHEMA", "deadline must be epoch milliseconds.", {"path": "options.deadline"})
         budget.deadline = deadline
     return budget
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PagingOptions:
+    """The options search and read share: a page size, the graph depth, a cursor, a budget."""
+
+    limit: int
+    depth: int | None  # None: the tenant's retrieval.depth (2 by default)
+    cursor: str | None
+    budget: Budget
+
+
+def parse_paging(raw: Any, *, keys: set[str], default_limit: int, max_limit: int = 10_000,
+                 max_depth: int = 32) -> tuple[dict[str, Any], PagingOptions]:
+    """Validate an options object whose keys must be ⊆ `keys` (anything else, e.g.
+    `historical`, is INVALID_INPUT); returns it with the shared options parsed."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise invalid("options must be an object.", path="options")
+    unknown = sorted(set(raw) - keys)
+    if unknown:
+        raise invalid(f"Unknown option {unknown[0]!r}.", path=f"options.{unknown[0]}")
+    limit = raw.get("limit", default_limit)
+    if not is_int(limit) or not 1 <= limit <= max_limit:
+        raise invalid(f"limit must be an integer from 1 to {max_limit}.", path="options.limit")
+    depth = raw.get("depth")
+    if depth is not None and (not is_int(depth) or not 0 <= depth <= max_depth):
+        raise invalid(f"depth must be an integer from 0 to {max_depth}.", path="options.depth")
+    cursor = raw.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise invalid("cursor must be a string.", path="options.cursor")
+    return raw, PagingOptions(limit=limit, depth=depth, cursor=cursor,
+                              budget=parse_budget(raw.get("budget"), raw.get("deadline")))
+
+
+def check_deadline(budget: Budget, now: int) -> None:
+    """A deadline already past is BUDGET_EXHAUSTED before any work (§6.2)."""
+    if budget.deadline is not None and budget.deadline < now:
+        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})

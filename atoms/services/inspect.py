@@ -23,7 +23,7 @@ from atoms.errors import AtomError, denied, from_core, invalid
 from atoms.models import Atom, AtomStore, PurgedAtom, Revision, Slot
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
-from atoms.services.budget import Budget, parse_budget
+from atoms.services.budget import Budget, check_deadline, parse_budget
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.receipts import PresentedUnit, create_receipt, receipt_response
 from atoms.services.refs import resolve_ref
@@ -202,8 +202,7 @@ def atoms_inspect(*, caller: Principal, body: Any) -> dict[str, Any]:
         raise invalid("The body keys are binding, ref and options.")
     binding = resolve_binding(caller, body.get("binding"))
     options = parse_options(body.get("options"))
-    if options.budget.deadline is not None and options.budget.deadline < now_ms():
-        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    check_deadline(options.budget, now_ms())
     ref = body.get("ref")
     if not isinstance(ref, str):
         raise invalid("ref must be a string.", path="ref")

@@ -30,6 +30,7 @@ from atoms.errors import AtomError, invalid
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
+from atoms.services.budget import check_deadline
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.read_nodes import NodeBuilder
 from atoms.services.read_options import ReadOptions, parse_options, parse_state
@@ -67,8 +68,7 @@ def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
     binding = resolve_binding(caller, body.get("binding"))
     state = parse_state(body.get("state"))
     options = parse_options(body.get("options"))
-    if options.budget.deadline is not None and options.budget.deadline < now_ms():
-        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    check_deadline(options.budget, now_ms())
     raw_options = body.get("options") or {}
     request = {"state": state, "options": {k: v for k, v in raw_options.items() if k != "cursor"},
                "config": store.config, "requireApproval": store.require_approval}

@@ -7,7 +7,7 @@ from typing import Any
 
 from atoms.core.text import is_blank
 from atoms.errors import AtomError, invalid
-from atoms.services.budget import Budget, parse_budget
+from atoms.services.budget import Budget, is_int, parse_paging
 
 STATE_KEYS = ("query", "context", "thought", "observations", "signal")
 OPTION_KEYS = {"limit", "tokens", "depth", "cursor", "budget", "deadline"}
@@ -25,10 +25,6 @@ class ReadOptions:
     depth: int | None = None  # None: the tenant's retrieval.depth (2 by default)
     cursor: str | None = None
     budget: Budget = field(default_factory=Budget)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text(value: Any, path: str) -> str:
@@ -70,24 +66,10 @@ def parse_state(raw: Any) -> dict[str, Any]:
 
 
 def parse_options(raw: Any) -> ReadOptions:
-    if raw is None:
-        return ReadOptions()
-    if not isinstance(raw, dict):
-        raise invalid("options must be an object.", path="options")
-    unknown = sorted(set(raw) - OPTION_KEYS)
-    if unknown:
-        raise invalid(f"Unknown option {unknown[0]!r}.", path=f"options.{unknown[0]}")
-    limit = raw.get("limit", DEFAULT_LIMIT)
-    if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
-        raise invalid(f"limit must be an integer from 1 to {MAX_LIMIT}.", path="options.limit")
+    raw, paging = parse_paging(raw, keys=OPTION_KEYS, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT,
+                               max_depth=MAX_DEPTH)
     tokens = raw.get("tokens", DEFAULT_TOKENS)
-    if not _is_int(tokens) or not 1 <= tokens <= MAX_TOKENS:
+    if not is_int(tokens) or not 1 <= tokens <= MAX_TOKENS:
         raise invalid(f"tokens must be an integer from 1 to {MAX_TOKENS}.", path="options.tokens")
-    depth = raw.get("depth")
-    if depth is not None and (not _is_int(depth) or not 0 <= depth <= MAX_DEPTH):
-        raise invalid(f"depth must be an integer from 0 to {MAX_DEPTH}.", path="options.depth")
-    cursor = raw.get("cursor")
-    if cursor is not None and not isinstance(cursor, str):
-        raise invalid("cursor must be a string.", path="options.cursor")
-    return ReadOptions(limit=limit, tokens=tokens, depth=depth, cursor=cursor,
-                       budget=parse_budget(raw.get("budget"), raw.get("deadline")))
+    return ReadOptions(limit=paging.limit, tokens=tokens, depth=paging.depth, cursor=paging.cursor,
+                       budget=paging.budget)

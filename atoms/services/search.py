@@ -25,7 +25,7 @@ from atoms.errors import AtomError, invalid
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
-from atoms.services.budget import Budget, parse_budget
+from atoms.services.budget import Budget, check_deadline, parse_paging
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
@@ -50,29 +50,10 @@ class SearchOptions:
     budget: Budget = field(default_factory=Budget)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def parse_options(raw: Any) -> SearchOptions:
-    if raw is None:
-        return SearchOptions()
-    if not isinstance(raw, dict):
-        raise invalid("options must be an object.", path="options")
-    unknown = sorted(set(raw) - OPTION_KEYS)
-    if unknown:
-        raise invalid(f"Unknown option {unknown[0]!r}.", path=f"options.{unknown[0]}")
-    limit = raw.get("limit", DEFAULT_LIMIT)
-    if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
-        raise invalid(f"limit must be an integer from 1 to {MAX_LIMIT}.", path="options.limit")
-    depth = raw.get("depth")
-    if depth is not None and (not _is_int(depth) or not 0 <= depth <= MAX_DEPTH):
-        raise invalid(f"depth must be an integer from 0 to {MAX_DEPTH}.", path="options.depth")
-    cursor = raw.get("cursor")
-    if cursor is not None and not isinstance(cursor, str):
-        raise invalid("cursor must be a string.", path="options.cursor")
-    return SearchOptions(limit=limit, depth=depth, cursor=cursor,
-                         budget=parse_budget(raw.get("budget"), raw.get("deadline")))
+    _, paging = parse_paging(raw, keys=OPTION_KEYS, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT,
+                             max_depth=MAX_DEPTH)
+    return SearchOptions(limit=paging.limit, depth=paging.depth, cursor=paging.cursor, budget=paging.budget)
 
 
 @dataclass
@@ -96,8 +77,7 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
         raise invalid("The body keys are binding, query and options.")
     binding = resolve_binding(caller, body.get("binding"))
     options = parse_options(body.get("options"))
-    if options.budget.deadline is not None and options.budget.deadline < now_ms():
-        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    check_deadline(options.budget, now_ms())
     query = body.get("query")
     if not isinstance(query, str) or is_blank(query):
         raise invalid("query must be a non-blank string.", path="query")

@@ -16,7 +16,7 @@ from atoms.core.spans import quote_digest, validate_span
 from atoms.errors import AtomError, denied, from_core, invalid
 from atoms.models import Revision
 from atoms.principal import Binding
-from atoms.services.budget import Budget, parse_budget
+from atoms.services.budget import Budget, check_deadline, parse_budget
 from atoms.services.refs import resolve_ref
 
 MAX_BATCH = 256
@@ -232,8 +232,7 @@ def _fingerprint(changes: list[ChangePlan]) -> str:
 def plan_write(body: Any, binding: Binding) -> WritePlan:
     """Steps 3-10 (the caller did authentication, the barrier and the binding)."""
     idempotency_key, budget = parse_options(body.get("options"))
-    if budget.deadline is not None and budget.deadline < now_ms():
-        raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})
+    check_deadline(budget, now_ms())
     changes = body.get("changes")
     if not isinstance(changes, list) or not changes:
         raise invalid("changes must be a non-empty list.", path="changes")

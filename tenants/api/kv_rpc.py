@@ -145,7 +145,8 @@ class KvMemoryView(KvAPIView):
         body = self.body_object()
         target = _journal_target(request, body)
         agent_obj = self.resolve_agent(agent)
-        if body.get("action") in WRITE_ACTIONS and self.key.read_only:
+        action = body.get("action")
+        if isinstance(action, str) and action in WRITE_ACTIONS and self.key.read_only:
             raise PermissionDenied("This API key is read-only.")
         limits = limits_for(self.tenant)
 

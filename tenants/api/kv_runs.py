@@ -65,8 +65,8 @@ class RunsView(KvAPIView):
     )
     def post(self, request: Request, agent: str) -> Response:
         agent_obj = self.resolve_agent(agent)
-        data: Any = request.data if request.data is not None else {}
-        if not isinstance(data, dict):
+        data: Any = request.data
+        if not isinstance(data, dict):  # an empty body is {}; `null` or a list is refused
             raise KvError("INVALID_REQUEST", "The body must be a JSON object.")
         spec = RunInput(data=data)
         spec.is_valid(raise_exception=True)

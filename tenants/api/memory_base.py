@@ -25,6 +25,13 @@ def rule_error(error: MemoryRuleError, details: dict[str, Any] | None = None) ->
     return ApiError(error.message, code=error.code, status=error.status, details=details or dict(error.extra))
 
 
+def body_object(data: Any) -> dict[str, Any]:
+    """An optional JSON-object body: an empty body is {}, anything but an object is refused."""
+    if not isinstance(data, dict):
+        raise ApiError("Request not understood: the body must be a JSON object.", code="INVALID_REQUEST", status=400)
+    return data
+
+
 class MemoryAPIView(TenantAPIView):
     """Any key of the tenant reads; writes check their scope per endpoint."""
 
@@ -116,4 +123,4 @@ def tool_result(outcome: WriteOutcome, volume: MemoryVolume, target: str) -> dic
     return body
 
 
-__all__ = ["MemoryAPIView", "rest_response", "rule_error", "rules", "tool_result"]
+__all__ = ["MemoryAPIView", "body_object", "rest_response", "rule_error", "rules", "tool_result"]

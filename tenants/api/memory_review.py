@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
-from tenants.api.memory_base import MemoryAPIView, rest_response
+from tenants.api.memory_base import MemoryAPIView, body_object, rest_response
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.service import volume_for
 from tenants.models import MemoryVolume, PendingWrite
@@ -66,7 +66,7 @@ class PendingApproveView(MemoryAPIView):
     )
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
-        edit = request.data if isinstance(request.data, dict) and request.data else None
+        edit = body_object(request.data) or None
         outcome = pending_approve(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, edit=edit)
         item = PendingWrite.objects.filter(volume__tenant=self.tenant, pk=_pending_id(pending_id)).first()
         return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), item.target if item else "memory")
@@ -82,7 +82,7 @@ class PendingRejectView(MemoryAPIView):
     )
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
-        reason = request.data.get("reason", "") if isinstance(request.data, dict) else ""
+        reason = body_object(request.data).get("reason", "")
         if not isinstance(reason, str):
             raise ApiError("Request not understood: 'reason' must be a string.", code="INVALID_REQUEST", status=400)
         outcome = pending_reject(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, reason=reason)
@@ -100,7 +100,7 @@ class PendingApproveAllView(MemoryAPIView):
     )
     def post(self, request: Request) -> Response:
         self.require_reviewer_scope()
-        target = request.data.get("target") if isinstance(request.data, dict) else None
+        target = body_object(request.data).get("target")
         if target not in (None, "memory", "user"):
             raise ApiError(f"Target '{target}' is not valid; the targets are 'memory' and 'user'.",
                            code="INVALID_TARGET", status=400)

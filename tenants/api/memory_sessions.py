@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
-from tenants.api.memory_base import MemoryAPIView, tool_result
+from tenants.api.memory_base import MemoryAPIView, body_object, tool_result
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import WriteOutcome, memory_write, pending_count, store_state, volume_for
@@ -37,9 +37,9 @@ class SessionsView(MemoryAPIView):
                   OpenApiExample("session", value=SESSION_EXAMPLE, response_only=True)],
     )
     def post(self, request: Request) -> Response:
-        data = request.data if request.data else {}
-        chat_id = data.get("chat_id") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or (chat_id is not None and (not isinstance(chat_id, str) or not 0 < len(chat_id) <= 200)):
+        data = body_object(request.data)
+        chat_id = data.get("chat_id")
+        if chat_id is not None and (not isinstance(chat_id, str) or not 0 < len(chat_id) <= 200):
             raise ApiError("Request not understood: chat_id must be a string of 1-200 characters.",
                            code="INVALID_REQUEST", status=400)
         session, created = session_create(tenant=self.tenant, chat_id=chat_id, actor=self.actor)

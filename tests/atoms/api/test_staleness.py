@@ -1,6 +1,6 @@
 """Currency and staleness: acceptance rows 21-25 (atoms.md §12) and §5.4.
 
-search is not built yet, so where the checklist searches, these tests inspect: inspect
+where the checklist searches, some of these tests inspect instead (they predate search): inspect
 shows stale atoms and lists them in `stale`. Query observations come from receipts built
 directly (`search_receipt`), the way search will record them.
 """
