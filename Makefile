@@ -18,10 +18,17 @@ $(VENV)/.installed: requirements.txt | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# The embedded default: SQLite, and a Celery worker (with beat) on the filesystem broker
+# (a queue in var/broker, no server) so that indexing never runs inside a web request.
+# Ctrl-C stops both.
+EMBEDDED := CELERY_BROKER_URL=filesystem://
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	trap 'kill 0' EXIT; \
+	$(EMBEDDED) $(BIN)/celery -A memoryhub worker --beat --pool=solo --loglevel=warning \
+	  --schedule var/celerybeat-schedule & \
+	$(EMBEDDED) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Debian's chromium for the browser tests; installed only when missing and we may.
 chromium:

@@ -96,8 +96,12 @@ def validate_config(raw: Any) -> dict[str, Any]:
         elif name == "activation":
             out[name] = _activation(value)
         elif name == "embedding":
-            if value is not None and (not isinstance(value, dict) or set(value) - {"class", "options"}):
+            if value is not None and (not isinstance(value, dict) or set(value) - {"class", "options"}
+                                      or not isinstance(value.get("options", {}), dict)):
                 raise ConfigError("embedding must be {class, options?} or null")
+            allowed = getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", [])
+            if value is not None and value.get("class") not in allowed:
+                raise ConfigError(f"embedding.class must be one of {allowed}")
             out[name] = value
         else:
             raise ConfigError(f"unknown atoms_config key {name!r}")

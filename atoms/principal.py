@@ -8,6 +8,7 @@ from typing import Any
 from atoms.core.canonical import digest
 from atoms.core.ids import POLICY_NAME_RE
 from atoms.errors import denied, invalid
+from atoms.models import Atom
 from tenants.models import ApiKey, KeyKind, Tenant
 
 ACTOR_OF_KIND = {
@@ -49,6 +50,16 @@ class Principal:
     def for_user(cls, tenant: Tenant, username: str, policies: tuple[str, ...] = ("default",)) -> Principal:
         return cls(tenant=tenant, principal_id=f"user:{username}", subject=f"user:{username}", kind="ui",
                    actor_type="human", read_policies=policies, write_policies=policies, generation=1)
+
+    @classmethod
+    def for_person(cls, tenant: Tenant, username: str) -> Principal:
+        """A member signed in to the review UI. People review the whole tenant, so they read
+        and write every policy it holds atoms in (`default` always); their writes are human
+        writes (origin `source`, contract `source-v2`, approved). The tenant role, checked by
+        the views, decides what they may do."""
+        held = set(Atom.objects.filter(tenant=tenant).values_list("policy", flat=True).distinct())
+        policies = ("default", *sorted(held - {"default"}))
+        return cls.for_user(tenant, username, policies)
 
 
 @dataclass(frozen=True)

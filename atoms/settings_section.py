@@ -26,5 +26,19 @@ class AtomsSettingsSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(str(exc)) from exc
 
 
+    def derived_changes(self, store: AtomStore, before: dict[str, Any]) -> list[str]:
+        """A changed embedding config makes every entry invalid and every cursor stale:
+        the index generation goes up (atoms.md §10)."""
+        if "config" not in before:
+            return []
+        unset = object()
+        old = (before["config"] or {}).get("embedding", unset)
+        new = (store.config or {}).get("embedding", unset)
+        if old is new or old == new:
+            return []
+        store.index_generation += 1
+        return ["index_generation"]
+
+
 def register() -> None:
     register_section(SettingsSection("atoms", AtomsSettingsSerializer, AtomStore.for_tenant))

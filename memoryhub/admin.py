@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memoryhub.models import AuditEvent, WorkerHeartbeat
+from memoryhub.models import AuditEvent, OutboxTask, WorkerHeartbeat
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -28,3 +28,9 @@ class AuditEventAdmin(ReadOnlyAdmin):
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(ReadOnlyAdmin):
     list_display = ["hostname", "beat_at"]
+
+
+@admin.register(OutboxTask)
+class OutboxTaskAdmin(ReadOnlyAdmin):
+    list_display = ["id", "task_name", "args", "requested_at", "attempts", "last_error"]
+    list_filter = ["task_name"]

@@ -1,4 +1,5 @@
-"""GET /healthz: database, Redis and worker heartbeat; 503 when a configured part is down."""
+"""GET /healthz: database, Redis, worker heartbeat and the task outbox; 503 when a configured
+part is down."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from memoryhub.celery import app as celery_app
-from memoryhub.models import WorkerHeartbeat
+from memoryhub.models import OutboxTask, WorkerHeartbeat
+
+# Outbox rows older than this mean the sweeper is not draining them (beat or broker down).
+OUTBOX_MAX_AGE_SECONDS = 300
 
 
 def check_database() -> dict[str, Any]:
@@ -57,11 +61,27 @@ def check_worker() -> dict[str, Any]:
     }
 
 
+def check_outbox() -> dict[str, Any]:
+    """Tasks the broker refused, waiting for the sweeper (memoryhub/enqueue.py)."""
+    try:
+        oldest = OutboxTask.objects.order_by("created_at").values_list("created_at", flat=True).first()
+        pending = OutboxTask.objects.count() if oldest is not None else 0
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "unknown", "error": type(exc).__name__}
+    if oldest is None:
+        return {"status": "ok", "pending": 0}
+    age = (timezone.now() - oldest).total_seconds()
+    # A backlog younger than the limit is normal right after Redis comes back.
+    status = "stale" if age > OUTBOX_MAX_AGE_SECONDS else "ok"
+    return {"status": status, "pending": pending, "oldest_age_seconds": round(age, 1)}
+
+
 def health_report() -> tuple[int, dict[str, Any]]:
-    checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
+    checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker(),
+              "outbox": check_outbox()}
     if checks["database"]["status"] != "ok":
         overall = "down"
-    elif any(c["status"] in {"down", "unknown"} for c in checks.values()):
+    elif any(c["status"] in {"down", "unknown", "stale"} for c in checks.values()):
         overall = "degraded"
     else:
         overall = "ok"

@@ -1,4 +1,4 @@
-"""Shared records: the audit log and worker heartbeats."""
+"""Shared records: the audit log, worker heartbeats and the task outbox."""
 
 from __future__ import annotations
 
@@ -48,3 +48,31 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} @ {self.beat_at.isoformat()}"
+
+
+class OutboxTask(models.Model):
+    """A Celery task the broker could not take when its transaction committed.
+
+    `memoryhub.enqueue.enqueue_on_commit` records the row instead of losing the task; the
+    beat task `memoryhub.outbox_sweep` sends it once the broker is back and deletes the row.
+    Equal calls (same task, same arguments) share one row: tasks are idempotent and read
+    the newest state, so sending one of them later does the work of all of them.
+    """
+
+    task_name = models.CharField(max_length=200)
+    args = models.JSONField(default=list)
+    kwargs = models.JSONField(default=dict)
+    # sha256 of the task name and the canonical JSON of its arguments: the dedupe key.
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Moved forward by every later failed enqueue of the same call, so a sweep that sent an
+    # older request does not delete a newer one (see outbox_sweep).
+    requested_at = models.DateTimeField()
+    attempts = models.PositiveIntegerField(default=0)  # failed sends by the sweeper
+    last_error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.task_name}{tuple(self.args)}"

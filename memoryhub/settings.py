@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from celery.schedules import crontab
@@ -107,8 +108,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (policy below).
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryhub.api.middleware.ApiErrorMiddleware",
+    # 413 for oversized API bodies before anything reads them (memoryhub/api/limits.py).
+    "memoryhub.api.limits.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -168,9 +173,13 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery -------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# CELERY_BROKER_URL names a broker other than Redis; `make run` uses "filesystem://" (a
+# queue in var/broker that needs no server) so that a worker indexes outside web requests.
+_BROKER = env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = REDIS_URL or _BROKER or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# Without any broker, tasks run in-process right after the commit that queued them.
+CELERY_TASK_ALWAYS_EAGER = not (REDIS_URL or _BROKER)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -184,9 +193,18 @@ CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
 # A lost connection to Redis must not hang a web request that enqueues work.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "max_retries": 1}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"socket_connect_timeout": 2, "max_retries": 1}
+if not REDIS_URL and CELERY_BROKER_URL.startswith("filesystem://"):
+    _queue_dir = VAR_DIR / "broker"
+    _queue_dir.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_in": str(_queue_dir), "data_folder_out": str(_queue_dir),
+                                       "control_folder": str(_queue_dir / "control")}
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "memoryhub.heartbeat", "schedule": 30.0},
+    # Sends the tasks the broker refused while it was down (memoryhub/enqueue.py).
+    "outbox-sweep": {"task": "memoryhub.outbox_sweep", "schedule": 30.0},
+    # Queues indexing for any policy whose feed is behind, and refreshes vector files.
+    "atoms-index-sweep": {"task": "atoms.index_sweep", "schedule": 60.0},
     # Queues a rescan of memory entries scanned with an older threat pattern set.
     "memory-rescan-due": {"task": "tenants.memory_rescan_due", "schedule": crontab(hour=3, minute=17)},
 }
@@ -199,6 +217,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Passwords go through the login throttle (memoryhub/login_throttle.py, docs/operations.md).
+AUTHENTICATION_BACKENDS = ["memoryhub.login_throttle.ThrottledModelBackend"]
+MEMORYHUB_LOGIN_FAILURES_PER_CLIENT = env_int("MEMORYHUB_LOGIN_FAILURES_PER_CLIENT", 5)
+MEMORYHUB_LOGIN_FAILURES_PER_USERNAME = env_int("MEMORYHUB_LOGIN_FAILURES_PER_USERNAME", 50)
+MEMORYHUB_LOGIN_WINDOW_SECONDS = env_int("MEMORYHUB_LOGIN_WINDOW_SECONDS", 900)
+# The header in which the TLS proxy passes the client's address (e.g. X-Forwarded-For; its
+# last entry is used). Empty: REMOTE_ADDR, which behind a proxy is the proxy's address.
+MEMORYHUB_CLIENT_IP_HEADER = env_str("MEMORYHUB_CLIENT_IP_HEADER")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -207,6 +233,23 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# django-csp: nothing inline and nothing from elsewhere. The API docs pages get their
+# exceptions in memoryhub/urls.py; htmx is configured not to inject styles (base.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 if PRODUCTION:
     # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -276,15 +319,44 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {},
+    # Every operation documents the one error shape (memoryhub/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.api.schema.document_errors"],
 }
 
 # --- Atoms ---------------------------------------------------------------------------------
 # A dotted path to a zero-argument callable returning epoch milliseconds (tests move time).
 ATOMS_CLOCK: str | None = env_str("ATOMS_CLOCK") or None
 ATOMS_AVAILABILITY_MODELS = ["atoms.core.availability.AdaptiveUse"]
-ATOMS_EMBEDDING_PROVIDER = None
+# Classes a deployment or a tenant's atoms_config.embedding may name (nothing else is imported).
+# ATOMS_EMBEDDING_EXTRA_PROVIDERS adds an operator's own classes (dotted paths, comma-separated).
+ATOMS_EMBEDDING_PROVIDERS = ["atoms.embedding.MiniLMProvider", "atoms.core.embedding.FakeHashProvider",
+                             *env_list("ATOMS_EMBEDDING_EXTRA_PROVIDERS")]
+# ATOMS_EMBEDDING: "minilm" (the default, offline all-MiniLM-L6-v2), "fake" (deterministic,
+# for tests and demos without torch) or "none" (lexical recall only).
+_EMBEDDINGS: dict[str, dict[str, Any] | None] = {
+    "minilm": {"class": "atoms.embedding.MiniLMProvider", "options": {}},
+    "fake": {"class": "atoms.core.embedding.FakeHashProvider",
+             "options": {"dimensions": env_int("ATOMS_EMBEDDING_FAKE_DIMENSIONS", 64)}},
+    "none": None,
+}
+_embedding = env_str("ATOMS_EMBEDDING", "minilm")
+if _embedding not in _EMBEDDINGS:
+    raise ImproperlyConfigured(f"ATOMS_EMBEDDING must be one of {sorted(_EMBEDDINGS)}, not {_embedding!r}")
+ATOMS_EMBEDDING_PROVIDER = _EMBEDDINGS[_embedding]
+# Where workers write the approximate-nearest-neighbour files (web processes open them
+# read-only); "" keeps vectors in the database only and searches them exactly.
+_vector_root = os.environ.get("ATOMS_VECTOR_INDEX_ROOT")
+ATOMS_VECTOR_INDEX_ROOT: Path | None = (
+    VAR_DIR / "vector-index" if _vector_root is None else (Path(_vector_root) if _vector_root.strip() else None)
+)
+# Nearest entries a read or search takes from the vector index per signal text.
+ATOMS_VECTOR_CANDIDATES = env_int("ATOMS_VECTOR_CANDIDATES", 256)
 ATOMS_CURSOR_TTL_MS = env_int("ATOMS_CURSOR_TTL_MS", 300_000)
 ATOMS_REPLAY_RETENTION_DAYS = env_int("ATOMS_REPLAY_RETENTION_DAYS", 30)
+# The UI's purge task (atoms.purge_run): maxWork per purge call, and seconds per task run
+# before it queues itself again with the rest.
+ATOMS_PURGE_SLICE_WORK = env_int("ATOMS_PURGE_SLICE_WORK", 20_000)
+ATOMS_PURGE_SLICE_SECONDS = env_int("ATOMS_PURGE_SLICE_SECONDS", 20)
 
 LOGGING = {
     "version": 1,

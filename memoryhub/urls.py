@@ -1,25 +1,33 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
 from memoryhub.api.views import unknown_route
 from memoryhub.health import healthz
+from memoryhub.login_views import ThrottledLoginView
 
 public = {"authentication_classes": [], "permission_classes": [AllowAny]}
+# ReDoc renders with styled-components, which inserts <style> elements, and parses the schema
+# in a blob: worker: the one page whose Content-Security-Policy allows either.
+redoc_csp = csp_update({"style-src": ["'unsafe-inline'"], "worker-src": ["blob:"]})
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/schema/", SpectacularAPIView.as_view(**public), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", **public), name="api-docs"),
-    path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema", **public), name="api-redoc"),
+    path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api_docs/swagger_ui.html",
+                                                             **public), name="api-docs"),
+    path("api/v1/redoc/", redoc_csp(SpectacularRedocView.as_view(url_name="api-schema", template_name="api_docs/redoc.html",
+                                                                  **public)), name="api-redoc"),
     path("api/v1/atoms/", include("atoms.api.urls")),
     path("api/v1/", include("tenants.api.urls")),
     # Last under /api/v1/: anything unmatched is a 404 in the API's error shape.
     re_path(r"^api/v1/(?P<path>.*)$", unknown_route),
+    path("", include("atoms.ui.urls")),
     path("", include("tenants.urls")),
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from celery import shared_task
 from django.db import OperationalError
 
+from memoryhub.enqueue import enqueue_now
 from tenants.memory.files import files_sync
 from tenants.memory.rescan import due_volume_ids, rescan_volume
 
@@ -33,5 +34,6 @@ def memory_rescan_due() -> int:
     """Daily (beat): queue a rescan for each volume scanned with an older pattern set."""
     ids = due_volume_ids()
     for volume_id in ids:
-        memory_rescan_volume.delay(volume_id)
+        # A broker hiccup part-way keeps the rest in the outbox instead of failing the run.
+        enqueue_now(memory_rescan_volume, volume_id)
     return len(ids)

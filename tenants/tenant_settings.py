@@ -95,9 +95,15 @@ def settings_update(*, tenant: Tenant, bound: list[serializers.ModelSerializer],
             # instance read during validation could undo a concurrent write to other fields.
             instance = serializer.instance
             locked = type(instance).objects.select_for_update().get(pk=instance.pk)
+            before_fields = {attribute: getattr(locked, attribute) for attribute in serializer.validated_data}
             for attribute, value in serializer.validated_data.items():
                 setattr(locked, attribute, value)
-            locked.save(update_fields=list(serializer.validated_data))
+            fields = list(serializer.validated_data)
+            # A section may derive more fields from the change (e.g. the Atom index generation).
+            derive = getattr(serializer, "derived_changes", None)
+            if derive is not None:
+                fields += derive(locked, before_fields)
+            locked.save(update_fields=fields)
         tenant.refresh_from_db()
         after = settings_read(tenant)
         if before != after:

@@ -1,6 +1,6 @@
-from django.urls import path, register_converter
+from django.urls import include, path, register_converter
 
-from tenants import views, views_kv, views_memory, views_memory_review
+from tenants import views, views_audit, views_kv, views_memory, views_memory_review
 
 
 class MemoryTargetConverter:
@@ -27,6 +27,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("t/<slug:slug>/", views.dashboard, name="dashboard"),
     path("t/<slug:slug>/keys/", views.keys, name="keys"),
+    path("t/<slug:slug>/audit/", views_audit.audit_log, name="audit"),
+    # Read playground and purge pages; before any `<atom_id>/` pattern of the Atom pages.
+    path("t/<slug:slug>/atoms/", include("atoms.ui.urls_tools")),
     path("t/<slug:slug>/keys/<str:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("t/<slug:slug>/agents/", views_kv.kv_agents, name="kv-agents"),
     path("t/<slug:slug>/agents/<slug:agent>/", views_kv.kv_agent, name="kv-agent"),

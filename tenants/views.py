@@ -6,11 +6,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryhub.actors import Actor
 from memoryhub.health import health_report
 from memoryhub.models import AuditEvent
+from tenants import dashboard as dashboard_data
 from tenants.api.keys import KeySpecSerializer
 from tenants.models import ApiKey, KeyKind, Membership, Role
 from tenants.services.keys import apikey_create, apikey_revoke
@@ -27,19 +28,38 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard", slug=remembered if remembered in slugs else slugs[0])
 
 
+DASHBOARD_PANELS = ("health", "index")
+
+
 @tenant_view(Role.VIEWER)
+@require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
+    """The tenant at a glance. htmx polls two panels: `?panel=health` (the default for an
+    htmx request, every 30 s) and `?panel=index` (Atom index progress, every 5 s)."""
     tenant = request.tenant  # type: ignore[attr-defined]
-    status, health = health_report()
+    htmx = request.htmx  # type: ignore[attr-defined]
+    panel = request.GET.get("panel", "health")
+    if htmx and not htmx.history_restore_request and panel in DASHBOARD_PANELS:
+        context = _health_context() if panel == "health" else {"index": dashboard_data.index_panel(tenant)}
+        return TemplateResponse(request, f"tenants/dashboard.html#{panel}", context)
+    store = dashboard_data.atom_store(tenant)
     context = {
-        "health": health,
-        "health_ok": status == 200,
+        **_health_context(),
         "member_count": tenant.memberships.count(),
         "active_key_count": ApiKey.objects.for_tenant(tenant).active().count(),
         "recent_events": AuditEvent.objects.for_tenant(tenant)[:10],
+        "stores": dashboard_data.memory_usage(tenant),
+        "approvals": dashboard_data.approvals(tenant, store),
+        "quarantined": dashboard_data.quarantined(tenant),
+        "atoms": dashboard_data.atom_summary(tenant, store),
+        "index": dashboard_data.index_panel(tenant),
     }
-    template = "tenants/dashboard.html#health" if request.htmx else "tenants/dashboard.html"
-    return TemplateResponse(request, template, context)
+    return TemplateResponse(request, "tenants/dashboard.html", context)
+
+
+def _health_context() -> dict[str, object]:
+    status, health = health_report()
+    return {"health": health, "health_ok": status == 200}
 
 
 def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:

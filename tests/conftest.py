@@ -42,6 +42,9 @@ def _test_settings(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # No memory files on disk unless a test asks for them (tests of the projection do).
     settings.MEMORYHUB_VOLUME_ROOT = None
+    # Lexical recall unless a test configures an embedding provider (tests/atoms/index/).
+    settings.ATOMS_EMBEDDING_PROVIDER = None
+    settings.ATOMS_VECTOR_INDEX_ROOT = None
 
 
 @pytest.fixture

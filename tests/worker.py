@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -36,23 +36,29 @@ def _test_database_url() -> str:
 
 
 @contextmanager
-def celery_worker(*, concurrency_pool: str = "solo", ready_timeout: float = 60) -> Iterator[subprocess.Popen[bytes]]:
-    """A worker consuming a queue of its own, so nothing else steals or leaves its tasks."""
+def celery_worker(*, concurrency_pool: str = "solo", ready_timeout: float = 60,
+                  extra_args: Sequence[str] = (), env: dict[str, str] | None = None
+                  ) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker consuming a queue of its own, so nothing else steals or leaves its tasks.
+    `extra_args` go to `celery worker` as they are (for example `--concurrency=1`)."""
     if not settings.REDIS_URL:
         pytest.skip("REDIS_URL is not set: real-worker tests need Redis and a worker process")
     queue = f"test-{uuid.uuid4().hex[:10]}"
     node = f"{queue}@{socket.gethostname()}"
-    env = {
+    environment = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
         "REDIS_URL": settings.REDIS_URL,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
+        # No model in workers unless a test asks for one (`env={"ATOMS_EMBEDDING": "fake"}`).
+        "ATOMS_EMBEDDING": "none",
+        **(env or {}),
     }
     log = (ROOT / "var" / f"{queue}.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", f"--pool={concurrency_pool}",
-         "-Q", queue, "-n", node, "--without-gossip", "--without-mingle", "--loglevel=info"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+         "-Q", queue, "-n", node, "--without-gossip", "--without-mingle", "--loglevel=info", *extra_args],
+        cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
     )
     previous_queue = celery_app.conf.task_default_queue
     celery_app.conf.task_default_queue = queue

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.services.inspect import atoms_inspect
+from memoryhub.api.schema import errors
 
 InspectRequest = inline_serializer("AtomsInspectRequest", {
     "binding": serializers.DictField(required=False),
@@ -32,7 +33,8 @@ InspectResult = inline_serializer("AtomsInspectResult", {
 class InspectView(AtomsAPIView):
     @extend_schema(
         operation_id="atoms_inspect", summary="One atom with its neighbours, a page at a time", tags=["atoms"],
-        request=InspectRequest, responses={200: InspectResult},
+        request=InspectRequest,
+        responses={200: InspectResult, **errors({410: ["CURSOR_EXPIRED"], 422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("outgoing links", request_only=True, value={
                 "ref": "ref:2b0e…", "options": {"direction": "outgoing", "limit": 20}}),

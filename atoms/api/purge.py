@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import ADMINS, AtomsAPIView
 from atoms.services.purge import atoms_purge
+from memoryhub.api.schema import errors
 
 PurgeRequest = inline_serializer("AtomsPurgeRequest", {
     "atomId": serializers.CharField(required=False), "ref": serializers.CharField(required=False),
@@ -44,7 +45,7 @@ class PurgeView(AtomsAPIView):
             "(ACCESS_DENIED, reason erasure-incomplete) until the purge completes; repeat the call "
             "for the same atom to resume after `complete: false`."
         ),
-        tags=["atoms"], request=PurgeRequest, responses={200: PurgeResult},
+        tags=["atoms"], request=PurgeRequest, responses={200: PurgeResult, **errors({409: ["REVISION_CONFLICT"]})},
         examples=[
             OpenApiExample("dry run", request_only=True,
                            value={"atomId": "atom:0b6c…", "options": {"dryRun": True}}),

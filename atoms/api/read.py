@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.services.read import atoms_read
+from memoryhub.api.schema import errors
 
 ReadRequest = inline_serializer("AtomsReadRequest", {
     "binding": serializers.DictField(required=False),
@@ -42,7 +43,9 @@ class ReadView(AtomsAPIView):
             "same atoms as AtomViews with scores. A cursor pages through the frozen ranking. read records a "
             "receipt that observe can present and watch; it never changes use state."
         ),
-        request=ReadRequest, responses={200: RecallResult},
+        request=ReadRequest,
+        responses={200: RecallResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
+                                                422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("a state", request_only=True,
                            value={"state": {"query": "coffee brew temperature"}, "options": {"tokens": 1100}}),

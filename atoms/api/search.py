@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.services.search import atoms_search
+from memoryhub.api.schema import errors
 
 SearchRequest = inline_serializer("AtomsSearchRequest", {
     "binding": serializers.DictField(required=False),
@@ -34,7 +35,9 @@ class SearchView(AtomsAPIView):
             "are listed in `stale` instead of `items`. No closure is computed. A search records a receipt that "
             "observe can present and watch; it never changes use state."
         ),
-        request=SearchRequest, responses={200: SearchResult},
+        request=SearchRequest,
+        responses={200: SearchResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
+                                                422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("a query", request_only=True, value={"query": "coffee brew temperature",
                                                                 "options": {"limit": 2, "depth": 2}}),

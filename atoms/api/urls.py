@@ -1,5 +1,6 @@
 from django.urls import path
 
+from atoms.api.index import IndexPrioritizeView, IndexStatusView, IndexUpdateView
 from atoms.api.inspect import InspectView
 from atoms.api.observe import ManifestView, ObserveView
 from atoms.api.purge import PurgeView
@@ -18,4 +19,7 @@ urlpatterns = [
     path("manifest", ManifestView.as_view(), name="api-atoms-manifest"),
     path("uses", UsesView.as_view(), name="api-atoms-uses"),
     path("uses/reset", UsesResetView.as_view(), name="api-atoms-uses-reset"),
+    path("index/update", IndexUpdateView.as_view(), name="api-atoms-index-update"),
+    path("index/prioritize", IndexPrioritizeView.as_view(), name="api-atoms-index-prioritize"),
+    path("index/status", IndexStatusView.as_view(), name="api-atoms-index-status"),
 ]

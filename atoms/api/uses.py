@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import HOSTS, AtomsAPIView
 from atoms.services.uses import atoms_uses, atoms_uses_reset
+from memoryhub.api.schema import errors
 
 UsesRequest = inline_serializer("AtomsUsesRequest", {
     "binding": serializers.DictField(),
@@ -42,7 +43,8 @@ class UsesView(AtomsAPIView):
             "stores nothing (INVALID_INPUT); state written by another model id gives STATE_INVALIDATED until "
             "uses/reset."
         ),
-        request=UsesRequest, responses={200: UsesResult},
+        request=UsesRequest,
+        responses={200: UsesResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"]})},
         examples=[
             OpenApiExample("the refs an agent's answer used", request_only=True, value={
                 "binding": {"key": "k_agent7"}, "refs": ["ref:2b0e…", "ref:91ad…"], "eventId": "response-1842",

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import WRITE_BODY_LIMIT, AtomsAPIView
 from atoms.services.write import atoms_write
+from memoryhub.api.schema import errors
 
 WriteRequest = inline_serializer("AtomsWriteRequest", {
     "binding": serializers.DictField(required=False),
@@ -28,7 +29,9 @@ class WriteView(AtomsAPIView):
 
     @extend_schema(
         operation_id="atoms_write", summary="Create, revise or retire atoms in one atomic batch", tags=["atoms"],
-        request=WriteRequest, responses={200: WriteOutcome},
+        request=WriteRequest,
+        responses={200: WriteOutcome, **errors({409: ["REVISION_CONFLICT", "IDEMPOTENCY_CONFLICT"],
+                                                410: ["CURSOR_EXPIRED"], 422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("create", request_only=True, value={"changes": [{
                 "id": "coffee", "op": "create", "sources": [],

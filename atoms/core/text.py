@@ -11,6 +11,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Final
 
 _WORD_RUN: Final = re.compile(r"\w+")
@@ -38,39 +39,50 @@ def normalize_for_match(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+_CJK_CLASS: Final = "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES)
+# One sub-run: CJK characters, or anything else (applied to `\\w` runs only).
+_SUB_RUN: Final = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
+_CJK_RUN: Final = re.compile(f"[{_CJK_CLASS}]+")
+
+
 def is_cjk(char: str) -> bool:
     code = ord(char)
     return any(low <= code <= high for low, high in CJK_RANGES)
 
 
 def _run_tokens(run: str) -> Iterable[str]:
-    """Split one `\\w` run into CJK and non-CJK sub-runs and yield their tokens."""
-    start = 0
-    while start < len(run):
-        cjk = is_cjk(run[start])
-        end = start + 1
-        while end < len(run) and is_cjk(run[end]) == cjk:
-            end += 1
-        sub = run[start:end]
-        if not cjk or len(sub) == 1:
+    """Split one `\\w` run into CJK and non-CJK sub-runs and yield their tokens.
+
+    The character classes are compiled once: checking ranges per character in Python was
+    a third of a search's time when every candidate re-tokenized its signals."""
+    if run.isascii():
+        yield run
+        return
+    for sub in _SUB_RUN.findall(run):
+        if len(sub) == 1 or not _CJK_RUN.fullmatch(sub):
             yield sub
         else:
             for index in range(len(sub) - 1):
                 yield sub[index:index + 2]
-        start = end
 
 
-def word_tokens(text: str) -> list[str]:
-    """Distinct word tokens of `text`, in first-seen order.
-
-    >>> word_tokens("日本語 needle")
-    ['日本', '本語', 'needle']
-    """
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}  # a dict keeps insertion order: distinct, first-seen
     for run in _WORD_RUN.findall(normalize_for_match(text)):
         for token in _run_tokens(run):
             seen.setdefault(token, None)
-    return list(seen)
+    return tuple(seen)
+
+
+def word_tokens(text: str) -> list[str]:
+    """Distinct word tokens of `text`, in first-seen order (cached: signals are tokenized
+    once per request, not once per candidate).
+
+    >>> word_tokens("日本語 needle")
+    ['日本', '本語', 'needle']
+    """
+    return list(_tokens(text))
 
 
 def lexical_tokens(tokens: Sequence[str], normalized_text: str) -> float:
@@ -120,7 +132,7 @@ def seed_match(kinds: Mapping[str, Sequence[str]], atom_text: str,
     kind_means: list[float] = []
     for texts in kinds.values():
         parts = [
-            part(lexical_tokens(word_tokens(text), normalized), cosine(text) if cosine else None)
+            part(lexical_tokens(_tokens(text), normalized), cosine(text) if cosine else None)
             for text in texts if not is_blank(text)
         ]
         if parts:

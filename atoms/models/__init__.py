@@ -1,4 +1,5 @@
 from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
+from atoms.models.index import IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
 from atoms.models.storage import (
     Atom,
     AtomStore,
@@ -12,6 +13,23 @@ from atoms.models.storage import (
 from atoms.models.uses import UseMarker, UseState
 
 __all__ = [
-    "Atom", "AtomStore", "EraseDependency", "ErasureReceipt", "InputToken", "Origin", "PurgedAtom", "Receipt",
-    "Ref", "ReplayRecord", "Revision", "Slot", "Tombstone", "UseMarker", "UseState",
+    "Atom",
+    "AtomStore",
+    "EraseDependency",
+    "ErasureReceipt",
+    "IndexCheckpoint",
+    "IndexEntry",
+    "InputToken",
+    "Origin",
+    "PurgedAtom",
+    "Receipt",
+    "Ref",
+    "ReplayRecord",
+    "Revision",
+    "Slot",
+    "Tombstone",
+    "UseMarker",
+    "UseState",
+    "VectorIndexSnapshot",
+    "VectorTombstone",
 ]

@@ -73,6 +73,8 @@ class Revision(models.Model):
         indexes = [
             models.Index(fields=["tenant", "policy", "is_head", "state"], name="atoms_rev_heads"),
             models.Index(fields=["tenant", "seq"], name="atoms_rev_seq"),
+            # The index feed: a policy's revisions in (visible_seq, id) order (§10).
+            models.Index(fields=["tenant", "policy", "visible_seq", "id"], name="atoms_rev_feed"),
         ]
 
     def __str__(self) -> str:

@@ -16,13 +16,14 @@ The core re-reads and re-scores whatever this returns; bodies and scores stay he
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
 
 from atoms.core.text import is_blank, normalize_for_match, word_tokens
 from atoms.fulltext import FTS_TABLE, PG_FOLDED, PG_UNFOLDED, TRIGRAM
+from atoms.models import Revision
 from tenants.models import Tenant
 
 FETCH = 256
@@ -42,6 +43,9 @@ class Candidates:
     complete: bool
     scanned: int
     approximate: bool = False
+    # The rows behind `refs` when the provider read them whole (ours does): the core then
+    # skips its re-read for these. Read in the same transaction, they are the same rows.
+    rows: dict[str, Revision] = field(default_factory=dict)
 
 
 def signal_tokens(kinds: Mapping[str, Sequence[str]]) -> list[str]:
@@ -81,9 +85,18 @@ def _like(token: str) -> str:
     return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+COLUMNS = [f.column for f in Revision._meta.concrete_fields]
+ATTNAMES = [f.attname for f in Revision._meta.concrete_fields]
+BODY = COLUMNS.index("body")
+
+
+def _columns(alias: str = "") -> str:
+    return ", ".join(f"{alias}.{c}" if alias else c for c in COLUMNS)
+
+
 def _query(tenant: Tenant, tokens: list[str], read_policies: Sequence[str],
            require_approval: bool) -> tuple[str, list[Any]]:
-    """SQL returning (id, atom_id, body) of eligible heads that may match, in provider order.
+    """SQL returning every column of eligible heads that may match, in provider order.
 
     Only constants and `%s` placeholders are formatted into the SQL (hence the S608 waivers);
     every value, tokens included, is a parameter."""
@@ -104,7 +117,7 @@ def _query(tenant: Tenant, tokens: list[str], read_policies: Sequence[str],
             probe_params += [tenant.pk, *short]
         # CROSS JOIN keeps SQLite from walking every revision of the tenant in seq order:
         # the index matches drive, each looked up by primary key, then sorted.
-        sql = (f"SELECT r.id, r.atom_id, r.body FROM ({' UNION '.join(probes)}) AS m "  # noqa: S608
+        sql = (f"SELECT {_columns('r')} FROM ({' UNION '.join(probes)}) AS m "  # noqa: S608
                f"CROSS JOIN atoms_revision r ON r.id = m.revision_id WHERE {where} ORDER BY r.seq DESC, r.atom_id")
         return sql, probe_params + params
     where, params = _eligible(tenant, read_policies, require_approval)
@@ -114,7 +127,7 @@ def _query(tenant: Tenant, tokens: list[str], read_policies: Sequence[str],
         where += f" AND ({likes} OR {PG_UNFOLDED})"
     # Otherwise (another database, SQLite without FTS5 trigram, very many tokens): every
     # eligible head, checked below.
-    return f"SELECT id, atom_id, body FROM atoms_revision WHERE {where} ORDER BY seq DESC, atom_id", params  # noqa: S608
+    return f"SELECT {_columns()} FROM atoms_revision WHERE {where} ORDER BY seq DESC, atom_id", params  # noqa: S608
 
 
 def _matches(tokens: Iterable[str], body: str) -> bool:
@@ -130,6 +143,7 @@ def lexical_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], re
         return Candidates(refs=[], complete=True, scanned=0)
     sql, params = _query(tenant, tokens, list(read_policies), require_approval)
     found: list[dict[str, str]] = []
+    rows: dict[str, Revision] = {}
     scanned = 0
     complete = True
     # A server-side cursor on PostgreSQL: the scan stops once one head past the limit shows
@@ -137,15 +151,17 @@ def lexical_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], re
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while complete:
-            rows = cursor.fetchmany(FETCH)
-            if not rows:
+            fetched = cursor.fetchmany(FETCH)
+            if not fetched:
                 break
-            for revision_id, atom_id, body in rows:
+            for values in fetched:
                 scanned += 1
-                if not _matches(tokens, body):
+                if not _matches(tokens, values[BODY]):
                     continue
                 if len(found) == limit:
                     complete = False
                     break
-                found.append({"kind": "pinned", "atomId": atom_id, "revisionId": revision_id})
-    return Candidates(refs=found, complete=complete, scanned=scanned)
+                revision = Revision.from_db(connection.alias, ATTNAMES, values)
+                rows[revision.id] = revision
+                found.append({"kind": "pinned", "atomId": revision.atom_id, "revisionId": revision.id})
+    return Candidates(refs=found, complete=complete, scanned=scanned, rows=rows)

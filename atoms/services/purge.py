@@ -22,6 +22,7 @@ from atoms.core.ids import is_id_of, new_erasure_id
 from atoms.errors import AtomError, denied, invalid
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom, Ref
 from atoms.principal import Principal
+from atoms.services.indexing import rebuild_vectors_on_commit
 from atoms.services.purge_steps import (
     Checkpoint,
     Meter,
@@ -273,7 +274,6 @@ def _finish(caller: Principal, saved: dict[str, Any], cp: Checkpoint, meter: Met
             meter.spend(1 + redacted)  # the store row, and the audit rows about erased atoms
             counts = {**cp.counts, "auditEntriesRedacted": redacted,
                       "replayRecords": (cp.manifests or {}).get("replayRecords", 0)}
-            # Tables that do not exist yet erase nothing: index entries and vectors (§10).
             # Cursors are not stored (the generation bump below
             # invalidates them all) and review status lives on the erased revisions, so
             # those counts stay 0.
@@ -289,6 +289,8 @@ def _finish(caller: Principal, saved: dict[str, Any], cp: Checkpoint, meter: Met
             ErasureReceipt.objects.create(id=receipt["id"], tenant=tenant, receipt=receipt)
             audit_record(tenant=tenant, actor=_audit_actor(caller),
                          action="atoms.purge", object_type="erasure", object_id=receipt["id"], after=receipt)
+            # Vector files still hold the erased vectors: rebuild them from the entries left.
+            rebuild_vectors_on_commit(tenant)
     except BaseException:
         meter.used = spent
         raise

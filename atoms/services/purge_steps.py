@@ -21,6 +21,7 @@ from django.db.models import Q, QuerySet
 from atoms.models import (
     Atom,
     EraseDependency,
+    IndexEntry,
     InputToken,
     Origin,
     PurgedAtom,
@@ -229,8 +230,9 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     revision_ids = list(revisions.values_list("id", flat=True))
     use_states = UseState.objects.filter(tenant=tenant, revision_id__in=revision_ids)
     use_events = UseMarker.objects.filter(tenant=tenant, revision_id__in=revision_ids)
+    entries = IndexEntry.objects.filter(tenant=tenant, atom_id=atom_id)
     meter.spend(len(revision_ids) + sum(q.count() for q in (slots, origins, atom, edges, refs, receipts, tokens,
-                                                              use_states, use_events)))
+                                                              use_states, use_events, entries)))
     counts = cp.counts
     counts["slots"] += _deleted(slots)
     counts["origins"] += _deleted(origins)
@@ -244,6 +246,10 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     counts["inputTokens"] += _deleted(tokens)
     counts["useStates"] += _deleted(use_states)
     counts["useEvents"] += _deleted(use_events)
+    # Index entries go with their vectors; the vector files are rebuilt without them once
+    # the purge completes (atoms/vector_index.py), so no tombstone is needed here.
+    counts["vectors"] += sum(entries.values_list("count", flat=True))
+    counts["indexEntries"] += _deleted(entries)
     Tombstone.objects.bulk_create([Tombstone(id=i, tenant=tenant, erasure_id=erasure_id)
                                    for i in [*receipt_ids, *token_ids]], ignore_conflicts=True)
     PurgedAtom.objects.bulk_create([PurgedAtom(tenant=tenant, atom_id=atom_id, erasure_id=erasure_id)],

@@ -37,11 +37,11 @@ from atoms.services.read_options import ReadOptions, parse_options, parse_state
 from atoms.services.recall_graph import recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
+from atoms.services.semantic import Semantic, prepare
 from atoms.services.staleness import Staleness
 from atoms.services.views import render_views
 
 BODY_KEYS = {"binding", "state", "options"}
-INDEX = "ready"  # no embedding provider yet: lexical scoring is the whole index
 
 
 @dataclass
@@ -77,19 +77,24 @@ def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
     except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
         raise invalid("An option holds a number outside the JSON range.", path="options") from exc
     kinds = {kind: value if isinstance(value, list) else [value] for kind, value in state.items()}
+    # Signals are encoded before the transaction: a first model load or a slow encoder must
+    # not hold a database transaction open.
+    semantic = prepare(caller.tenant, store, kinds) if options.cursor is None else None
     with transaction.atomic():
         store = AtomStore.objects.get(pk=store.pk)
         if options.cursor is None:
-            frozen = _evaluate(binding, store, kinds, options)
+            frozen = _evaluate(binding, store, kinds, options, semantic)
         else:
             page = open_cursor(binding=binding, kind="read", request=request, cursor=options.cursor)
             frozen = _resume(binding, page)
         return _page(binding, store, state, kinds, options, request, frozen)
 
 
-def _evaluate(binding: Binding, store: AtomStore, kinds: dict[str, list[str]], options: ReadOptions) -> Frozen:
+def _evaluate(binding: Binding, store: AtomStore, kinds: dict[str, list[str]], options: ReadOptions,
+              semantic: Semantic | None) -> Frozen:
     depth = options.depth if options.depth is not None else recall_settings(store.config).depth
-    result = recall(binding=binding, store=store, kinds=kinds, depth=depth, budget=options.budget, now=now_ms())
+    result = recall(binding=binding, store=store, kinds=kinds, depth=depth, budget=options.budget, now=now_ms(),
+                    semantic=semantic)
     ranked = result.ranked
     return Frozen(roots=[(node.revision, node.activation, node.score) for node in ranked],
                   scores={r.id: score for r, score in zip(result.nodes, result.scores, strict=True)},
@@ -154,10 +159,10 @@ def _observation(binding: Binding, state: dict[str, Any], kinds: dict[str, list[
 def _diagnostics(figures: dict[str, Any], selection: Selection, stop: str, stale: int) -> dict[str, Any]:
     diagnostics: dict[str, Any] = {
         "method": "graph-activation", "traversal": "bounded-bfs", "approximate": figures["approximate"],
-        "scanned": figures["scanned"], "index": INDEX, "derived": "pending" if stale else "ready",
+        "scanned": figures["scanned"], "index": figures.get("index", "ready"), "derived": "pending" if stale else "ready",
         "stop": stop, "evaluatedAt": figures["evaluatedAt"], "evaluationConverged": figures["converged"],
         "numericErrorL1Upper": figures["numericErrorL1Upper"],
-        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": INDEX},
+        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": figures.get("index", "ready")},
         "validation": {"stale": stale, "blocked": len(selection.blocked)},
         "evaluation": {"converged": figures["converged"], "numericErrorL1Upper": figures["numericErrorL1Upper"],
                        "scope": "acquired-graph", "work": figures["work"]},

@@ -26,7 +26,8 @@ from atoms.models import Atom, AtomStore, Revision, Slot
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
-from atoms.services.candidates import Candidates, lexical_candidates
+from atoms.services.candidates import Candidates
+from atoms.services.semantic import Semantic, cosines, hybrid_candidates, prepare
 from atoms.services.staleness import Staleness
 
 CHUNK = 500
@@ -95,6 +96,7 @@ class Recall:
     work: int
     evaluated_at: int
     stop: Stop
+    index: str = "ready"  # "pending" while a candidate lacked a valid index entry (§10)
 
     @property
     def ranked(self) -> list[RankedNode]:
@@ -232,16 +234,18 @@ def _checked_refs(candidates: Candidates, max_scan: int) -> list[tuple[str, str]
     return out
 
 
-def _reread(tenant_id: int, refs: list[tuple[str, str]]) -> list[Revision]:
-    ids = [revision_id for _, revision_id in refs]
-    found: dict[str, Revision] = {}
+def _reread(tenant_id: int, refs: list[tuple[str, str]], known: Mapping[str, Revision]) -> list[Revision]:
+    """The revisions of `refs` that exist in this tenant; `known` rows (read whole by the
+    provider in this transaction) are taken as they are."""
+    ids = [revision_id for _, revision_id in refs if revision_id not in known]
+    found: dict[str, Revision] = {r.id: r for r in known.values() if r.tenant_id == tenant_id}
     for start in range(0, len(ids), CHUNK):
         found.update((r.id, r) for r in Revision.objects.filter(tenant_id=tenant_id, id__in=ids[start:start + CHUNK]))
     return [found[r] for a, r in refs if r in found and found[r].atom_id == a]
 
 
 def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[str]], depth: int, budget: Budget,
-           now: int, provider: Provider = lexical_candidates) -> Recall:
+           now: int, provider: Provider | None = None, semantic: Semantic | None = None) -> Recall:
     """§6.3-§6.4 for one request. Raises BUDGET_EXHAUSTED when the solver cannot even
     start, INVALID_INPUT / STATE_INVALIDATED from the availability model."""
     tenant = binding.principal.tenant
@@ -251,18 +255,25 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
     def deadline_passed() -> bool:
         return deadline is not None and now_ms() > deadline
 
-    candidates = provider(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
-                          require_approval=store.require_approval,
-                          limit=min(settings.max_scan, budget.limits["maxCandidates"]))
+    limit = min(settings.max_scan, budget.limits["maxCandidates"])
+    if semantic is None:
+        semantic = prepare(tenant, store, kinds)
+    if provider is None:
+        candidates = hybrid_candidates(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
+                                       require_approval=store.require_approval, limit=limit, semantic=semantic)
+    else:
+        candidates = provider(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
+                              require_approval=store.require_approval, limit=limit)
     visible = Visible(binding.read_policies, store.require_approval)
     acquisition = _Acquisition(visible=visible, staleness=Staleness(tenant), relations=settings.relations,
                                max_nodes=settings.max_nodes, max_edges=settings.max_edges)
     m_of: dict[str, float] = {}
     pool: list[Revision] = []
-    for revision in _reread(tenant.pk, _checked_refs(candidates, settings.max_scan)):
-        if not visible(revision):
-            continue
-        m = seed_match(kinds, revision.body)
+    visible_candidates = [r for r in _reread(tenant.pk, _checked_refs(candidates, settings.max_scan), candidates.rows)
+                          if visible(r)]
+    cosine_of = cosines(tenant, semantic, visible_candidates)
+    for revision in visible_candidates:
+        m = seed_match(kinds, revision.body, cosine_of(revision))
         if m <= 0:
             continue
         acquisition.read(revision)
@@ -284,7 +295,9 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
     except _Deadline:
         acquisition.partial = True
         stop = "deadline"
-    return _evaluate(binding, store, acquisition, m_of, candidates, settings, budget, now, stop, deadline_passed)
+    result = _evaluate(binding, store, acquisition, m_of, candidates, settings, budget, now, stop, deadline_passed)
+    result.index = semantic.index
+    return result
 
 
 def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_of: dict[str, float],
@@ -326,4 +339,5 @@ def recall_figures(result: Recall) -> dict[str, Any]:
     """The evaluation figures a page reports and a cursor carries (search and read alike)."""
     return {"approximate": result.approximate, "scanned": result.scanned, "partial": result.partial,
             "evaluatedAt": result.evaluated_at, "converged": result.converged,
-            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop}
+            "numericErrorL1Upper": result.numeric_error_l1_upper, "work": result.work, "stop": result.stop,
+            "index": result.index}

@@ -11,6 +11,7 @@ from django.db import transaction
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, PurgedAtom
 from atoms.services.barrier import check_barrier
+from atoms.services.indexing import queue_indexing
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.models import Tenant
@@ -39,4 +40,6 @@ def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
         audit_record(tenant=tenant, actor=actor, action="atoms.approve", object_type="atom", object_id=atom_id,
                      before={"reviewStatus": before, "revision": head.id},
                      after={"reviewStatus": "approved", "seq": store.seq})
+        # The approval is a feed event at its seq: an atom leaving quarantine gets indexed.
+        queue_indexing(store, [head.policy])
         return store.seq

@@ -30,6 +30,7 @@ from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
+from atoms.services.semantic import Semantic, prepare
 from atoms.services.views import render_views
 
 BODY_KEYS = {"binding", "query", "options"}
@@ -37,7 +38,6 @@ OPTION_KEYS = {"limit", "depth", "cursor", "budget", "deadline"}
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 10_000
 MAX_DEPTH = 32
-INDEX = "ready"  # no embedding provider yet: lexical scoring is the whole index
 
 Entry = tuple[Revision, float]  # a ranked revision and its score
 
@@ -88,20 +88,24 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
         canonical(request)
     except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
         raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    # Signals are encoded before the transaction: a first model load or a slow encoder must
+    # not hold a database transaction open.
+    semantic = prepare(caller.tenant, store, {"query": [query]}) if options.cursor is None else None
     with transaction.atomic():
         store = AtomStore.objects.get(pk=store.pk)
         if options.cursor is None:
-            frozen = _evaluate(binding, store, query, options)
+            frozen = _evaluate(binding, store, query, options, semantic)
         else:
             page = open_cursor(binding=binding, kind="search", request=request, cursor=options.cursor)
             frozen = _resume(binding, store, page)
         return _page(binding, query, options, request, frozen)
 
 
-def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOptions) -> Frozen:
+def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOptions,
+              semantic: Semantic | None) -> Frozen:
     depth = options.depth if options.depth is not None else recall_settings(store.config).depth
     result = recall(binding=binding, store=store, kinds={"query": [query]}, depth=depth, budget=options.budget,
-                    now=now_ms())
+                    now=now_ms(), semantic=semantic)
     return Frozen(entries=[(node.revision, node.score) for node in result.ranked], stale=result.stale,
                   reads=result.reads, state_seq=store.seq, origin=None, figures=recall_figures(result), first_page=True)
 
@@ -159,10 +163,10 @@ def _observation(binding: Binding, query: str, frozen: Frozen, page: list[Entry]
 def _diagnostics(figures: dict[str, Any], stop: str, stale: int) -> dict[str, Any]:
     diagnostics: dict[str, Any] = {
         "method": "graph-activation", "traversal": "bounded-bfs", "approximate": figures["approximate"],
-        "scanned": figures["scanned"], "index": INDEX, "derived": "pending" if stale else "ready",
+        "scanned": figures["scanned"], "index": figures.get("index", "ready"), "derived": "pending" if stale else "ready",
         "stop": stop, "evaluatedAt": figures["evaluatedAt"], "evaluationConverged": figures["converged"],
         "numericErrorL1Upper": figures["numericErrorL1Upper"],
-        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": INDEX},
+        "acquisition": {"partial": figures["partial"], "scanned": figures["scanned"], "index": figures.get("index", "ready")},
         "evaluation": {"converged": figures["converged"], "numericErrorL1Upper": figures["numericErrorL1Upper"],
                        "scope": "acquired-graph", "work": figures["work"]},
         "coverageCertified": False,

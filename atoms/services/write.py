@@ -9,10 +9,12 @@ from django.db import IntegrityError, transaction
 from atoms.clock import now_ms
 from atoms.core.canonical import digest
 from atoms.core.ids import new_operation_id
+from atoms.embedding import has_provider
 from atoms.errors import AtomError, denied, invalid
 from atoms.models import Atom, AtomStore, EraseDependency, Origin, PurgedAtom, ReplayRecord, Revision, Slot
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
+from atoms.services.indexing import queue_indexing
 from atoms.services.tokens import token_for_use
 from atoms.services.views import render_views
 from atoms.services.write_plan import ChangePlan, WritePlan, plan_write
@@ -47,11 +49,13 @@ def _origin_kind(binding: Binding) -> str:
 
 
 def _outcome(binding: Binding, operation_id: str, order: list[str], revisions: dict[str, Revision],
-             repeated: bool) -> dict[str, Any]:
+             repeated: bool, store: AtomStore) -> dict[str, Any]:
     ordered = [revisions[change_id] for change_id in order]
     views = render_views(binding.principal, ordered, binding.read_policies)
+    # "pending" whenever the tenant has a provider: it names the index, not this commit (§4.4).
+    indexing = "pending" if has_provider(store) else "ready"
     return {
-        "operationId": operation_id, "repeated": repeated, "indexing": "ready",
+        "operationId": operation_id, "repeated": repeated, "indexing": indexing,
         "changes": {change_id: view for change_id, view in zip(order, views, strict=True)},
         "review": {change_id: revisions[change_id].review_status for change_id in order},
     }
@@ -69,7 +73,8 @@ def _replay(record: ReplayRecord, binding: Binding) -> dict[str, Any]:
     if any(r.policy not in binding.read_policies for r in found.values()):
         raise denied("An output of this operation is outside the read policies.")
     revisions = {c: found[record.changes[c]["revisionId"]] for c in record.order}
-    return _outcome(binding, record.operation_id, record.order, revisions, repeated=True)
+    return _outcome(binding, record.operation_id, record.order, revisions, repeated=True,
+                    store=AtomStore.for_tenant(binding.principal.tenant))
 
 
 def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[str, str]) -> None:
@@ -158,7 +163,8 @@ def _commit(plan: WritePlan, scope: str, tokens: dict[str, Any]) -> dict[str, An
         audit_record(tenant=tenant, actor=_audit_actor(binding.principal), action="atoms.write",
                      object_type="operation", object_id=operation_id,
                      after={c: r.id for c, r in revisions.items()})
-        return _outcome(binding, operation_id, order, revisions, repeated=False)
+        queue_indexing(store, {r.policy for r in revisions.values()})
+        return _outcome(binding, operation_id, order, revisions, repeated=False, store=store)
 
 
 def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], seq: int, operation_id: str,

@@ -137,6 +137,7 @@ def translate(exc: Exception, context: dict[str, Any]) -> tuple[int, dict[str, A
         return exc.status_code, error_body(code, str(exc.detail)), headers
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.exception("database unavailable")
+        headers["Retry-After"] = "5"  # a failover or restart is usually over within seconds
         return 503, error_body("SERVICE_UNAVAILABLE", "The database is unavailable; retry later."), headers
     if isinstance(exc, DatabaseError):
         logger.exception("database error")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.pagination import CursorPagination
 from memoryhub.models import AuditEvent
 from tenants.api.base import TenantAPIView
 from tenants.api.keys import ADMIN_ONLY, CURSOR_PARAM, cursor_page

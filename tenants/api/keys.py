@@ -7,10 +7,11 @@ from typing import Any
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.pagination import CursorPagination
+from memoryhub.api.schema import errors
 from tenants.api.base import TenantAPIView
 from tenants.models import ApiKey, KeyKind
 from tenants.models.keys import AGENT_SLUG_RE, POLICY_RE
@@ -127,14 +128,16 @@ class KeyDetailView(TenantAPIView):
         return self.tenant_object_or_404(ApiKey.objects.all(), "No such key.", "KEY_NOT_FOUND", prefix=prefix)
 
     @extend_schema(
-        operation_id="keys_get", summary="One key", tags=["keys"], responses={200: KeyOutput},
+        operation_id="keys_get", summary="One key", tags=["keys"],
+        responses={200: KeyOutput, **errors({404: ["KEY_NOT_FOUND"]})},
         examples=[OpenApiExample("A key", value=KEY_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request, key_id: str) -> Response:
         return Response(KeyOutput(self._key(key_id)).data)
 
     @extend_schema(
-        operation_id="keys_revoke", summary="Revoke a key at once", tags=["keys"], responses={200: KeyOutput},
+        operation_id="keys_revoke", summary="Revoke a key at once", tags=["keys"],
+        responses={200: KeyOutput, **errors({404: ["KEY_NOT_FOUND"]})},
         examples=[OpenApiExample("Revoked", value={**KEY_EXAMPLE, "generation": 2, "revoked_at": "2026-11-30T11:00:00Z"}, response_only=True)],
     )
     def delete(self, request: Request, key_id: str) -> Response:

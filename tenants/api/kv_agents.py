@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import PermissionDenied
+from memoryhub.api.schema import errors
 from memoryhub.audit import audit_record
 from tenants.api.kv_base import KvAPIView
 from tenants.kv.rules import AGENT_SLUG_RE, KvError
@@ -40,6 +41,13 @@ def _admin_only(view: KvAPIView) -> None:
         raise PermissionDenied("Only a writable admin key may manage agents.")
 
 
+def _within_key(view: KvAPIView, slug: str) -> None:
+    """An admin key limited to some agents manages only those: any other slug is the same
+    404 as a missing agent (kv.md §8), so the key learns nothing about agents outside it."""
+    if not view.key.allows_agent(slug):
+        raise KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
+
+
 class AgentsView(KvAPIView):
     @extend_schema(operation_id="agents_list", summary="The tenant's agents (those this key may use)", tags=["kv"],
                    responses={200: AgentList},
@@ -51,7 +59,8 @@ class AgentsView(KvAPIView):
         return Response({"items": AgentOutput(agents, many=True).data})
 
     @extend_schema(operation_id="agents_create", summary="Create an agent (admin key); 200 if it exists", tags=["kv"],
-                   request=AgentInput, responses={201: AgentOutput, 200: AgentOutput},
+                   request=AgentInput,
+                   responses={201: AgentOutput, 200: AgentOutput, **errors({404: ["AGENT_NOT_FOUND"]})},
                    examples=[OpenApiExample("new", value={"slug": "release-notes", "name": "Release notes"}, request_only=True),
                              OpenApiExample("agent", value=AGENT_EXAMPLE, response_only=True)])
     def post(self, request: Request) -> Response:
@@ -62,6 +71,7 @@ class AgentsView(KvAPIView):
         slug = data.validated_data["slug"]
         if not AGENT_SLUG_RE.match(slug):
             raise KvError("INVALID_AGENT", "Agent slugs are 1-64 characters of [a-z0-9-].")
+        _within_key(self, slug)
         agent, created = agent_ensure(tenant=self.tenant, slug=slug, actor=self.actor, name=data.validated_data["name"])
         return Response(AgentOutput(agent).data, status=201 if created else 200)
 
@@ -72,6 +82,7 @@ class AgentDetailView(KvAPIView):
                    examples=[OpenApiExample("no body", value=None, response_only=True, status_codes=["204"])])
     def delete(self, request: Request, agent: str) -> HttpResponse:
         _admin_only(self)
+        _within_key(self, agent)
         found = Agent.objects.filter(tenant=self.tenant, slug=agent).first()
         if found is None:
             raise KvError("AGENT_NOT_FOUND", "No such agent.", status=404)

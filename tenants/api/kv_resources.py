@@ -16,6 +16,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.request import Request
 
+from memoryhub.api.schema import errors
 from tenants.api.kv_base import KvAPIView, entry_text, raw_json, rfc3339
 from tenants.kv.files import namespace_export
 from tenants.kv.rules import KvError, json_str, resolve_namespace, utf8_len, validate_call
@@ -162,14 +163,16 @@ class _EntryBase(KvAPIView):
         return HttpResponse(status=204)
 
 
-_entry_responses = {200: OpenApiResponse(Entry, examples=[OpenApiExample("entry", value=ENTRY_EXAMPLE)])}
+_entry_responses = {200: OpenApiResponse(Entry, examples=[OpenApiExample("entry", value=ENTRY_EXAMPLE)]),
+                    **errors({404: ["KEY_NOT_FOUND", "AGENT_NOT_FOUND"]})}
 _put_schema = {
     "request": inline_serializer("KvPut", {"value": serializers.JSONField()}),
-    "responses": {200: Entry, 201: Entry},
+    "responses": {200: Entry, 201: Entry, **errors({412: ["PRECONDITION_FAILED"], 413: ["LIMIT_EXCEEDED"]})},
     "examples": [OpenApiExample("put", value={"value": {"tone": "plain"}}, request_only=True),
                  OpenApiExample("entry", value=ENTRY_EXAMPLE, response_only=True)],
 }
-_delete_schema = {"responses": {204: OpenApiResponse(description="deleted")},
+_delete_schema = {"responses": {204: OpenApiResponse(description="deleted"),
+                                **errors({404: ["KEY_NOT_FOUND", "AGENT_NOT_FOUND"], 412: ["PRECONDITION_FAILED"]})},
                   "examples": [OpenApiExample("no body", value=None, response_only=True, status_codes=["204"])]}
 
 
@@ -223,7 +226,8 @@ class ExportView(KvAPIView):
     @extend_schema(
         operation_id="kv_export", summary="The namespace file (<ns>.json), as the original writes it", tags=["kv"],
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, examples=[
-            OpenApiExample("file", value={"a": {"x": 1, "y": 2}, "b": 1})])},
+            OpenApiExample("file", value={"a": {"x": 1, "y": 2}, "b": 1})]),
+            **errors({413: ["LIMIT_EXCEEDED"]})},
     )
     def get(self, request: Request, agent: str, ns: str) -> HttpResponse:
         namespace = _ns(ns)

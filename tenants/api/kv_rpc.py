@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from memoryhub.api.errors import PermissionDenied
+from memoryhub.api.schema import errors
 from tenants.api.kv_base import KvAPIView, raw_json
 from tenants.kv.rules import WRITE_ACTIONS, KvCall, KvError, Limits, journal_args, json_str, validate_call
 from tenants.kv.runs import CallOutcome, journaled_call
@@ -129,7 +130,12 @@ class KvMemoryView(KvAPIView):
 
     @extend_schema(
         operation_id="kv_memory", summary="set / get / delete / list / clear, optionally journaled in a run",
-        tags=["kv"], request=RpcRequest, responses={200: RpcResponse},
+        tags=["kv"], request=RpcRequest,
+        responses={200: RpcResponse, **errors({
+            404: ["AGENT_NOT_FOUND", "RUN_NOT_FOUND"],
+            409: ["VERSION_CONFLICT", "REPLAY_DIVERGED", "SEQ_GAP", "VERIFY_LIVE_CALL", "RUN_CLOSED"],
+            413: ["LIMIT_EXCEEDED"],
+        })},
         parameters=[
             OpenApiParameter("X-Memoryhub-Run", OpenApiTypes.STR, OpenApiParameter.HEADER, description="run id (or body run_id)"),
             OpenApiParameter("X-Memoryhub-Seq", OpenApiTypes.INT, OpenApiParameter.HEADER, description="seq >= 1 (or body seq)"),

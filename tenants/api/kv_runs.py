@@ -7,10 +7,11 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.pagination import CursorPagination
+from memoryhub.api.schema import errors
 from tenants.api.kv_base import KvAPIView
 from tenants.kv.rules import KvError
 from tenants.kv.runs import journal_jsonl, run_close, run_create
@@ -92,7 +93,8 @@ class RunsView(KvAPIView):
 
 
 class RunDetailView(KvAPIView):
-    @extend_schema(operation_id="kv_runs_get", summary="One run", tags=["kv runs"], responses={200: RunOutput},
+    @extend_schema(operation_id="kv_runs_get", summary="One run", tags=["kv runs"],
+                   responses={200: RunOutput, **errors({404: ["RUN_NOT_FOUND", "AGENT_NOT_FOUND"]})},
                    examples=[OpenApiExample("run", value=RUN_EXAMPLE, response_only=True)])
     def get(self, request: Request, agent: str, run_id: str) -> Response:
         return Response(RunOutput(_run(self.resolve_agent(agent), run_id)).data)
@@ -100,7 +102,7 @@ class RunDetailView(KvAPIView):
 
 class RunCloseView(KvAPIView):
     @extend_schema(operation_id="kv_runs_close", summary="Close a run (idempotent)", tags=["kv runs"], request=None,
-                   responses={200: RunOutput},
+                   responses={200: RunOutput, **errors({404: ["RUN_NOT_FOUND", "AGENT_NOT_FOUND"]})},
                    examples=[OpenApiExample("closed", value={**RUN_EXAMPLE, "status": "closed",
                                                              "closed_at": "2026-11-30T11:00:00Z"}, response_only=True)])
     def post(self, request: Request, agent: str, run_id: str) -> Response:
@@ -113,7 +115,8 @@ class RunJournalView(KvAPIView):
         operation_id="kv_runs_journal", summary="The run's journal as JSONL, seq order", tags=["kv runs"],
         responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, examples=[OpenApiExample(
             "journal", value='{"seq":1,"function":"memory","args":{"action":"get","key":"k","namespace":"default",'
-                             '"prefix":"","value":null},"result":"v1","duration_ms":0,"timestamp":"2026-11-30T10:02:03.123456Z"}\n')])},
+                             '"prefix":"","value":null},"result":"v1","duration_ms":0,"timestamp":"2026-11-30T10:02:03.123456Z"}\n')]),
+            **errors({404: ["RUN_NOT_FOUND", "AGENT_NOT_FOUND"]})},
     )
     def get(self, request: Request, agent: str, run_id: str) -> HttpResponse:
         run = _run(self.resolve_agent(agent), run_id)

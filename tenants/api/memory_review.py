@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
+from memoryhub.api.schema import errors
 from tenants.api.memory_base import MemoryAPIView, body_object, rest_response
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.service import volume_for
@@ -60,7 +61,10 @@ class PendingApproveView(MemoryAPIView):
         request=inline_serializer("PendingEdit", {"content": serializers.CharField(required=False),
                                                   "operations": serializers.ListField(child=serializers.DictField(), required=False)}),
         responses={200: inline_serializer("PendingApproved", {"success": serializers.BooleanField(),
-                                                              "version": serializers.IntegerField()})},
+                                                              "version": serializers.IntegerField()}),
+                   **errors({404: ["PENDING_NOT_FOUND"], 409: ["TARGET_CHANGED", "NOT_PENDING", "NO_MATCH",
+                                                              "AMBIGUOUS_MATCH"],
+                             422: ["OVER_LIMIT", "ENTRY_TOO_LONG", "THREAT_BLOCKED"]})},
         examples=[OpenApiExample("edit", value={"content": "Project uses Bun"}, request_only=True),
                   OpenApiExample("approved", value={"success": True, "version": 5}, response_only=True)],
     )
@@ -76,7 +80,8 @@ class PendingRejectView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_reject", summary="Reject with an optional reason", tags=["memory review"],
         request=inline_serializer("PendingReject", {"reason": serializers.CharField(required=False)}),
-        responses={200: inline_serializer("PendingRejected", {"success": serializers.BooleanField()})},
+        responses={200: inline_serializer("PendingRejected", {"success": serializers.BooleanField()}),
+                   **errors({404: ["PENDING_NOT_FOUND"], 409: ["NOT_PENDING"]})},
         examples=[OpenApiExample("reject", value={"reason": "one-off detail"}, request_only=True),
                   OpenApiExample("rejected", value={"success": True}, response_only=True)],
     )

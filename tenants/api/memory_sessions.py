@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
+from memoryhub.api.schema import errors
 from tenants.api.memory_base import MemoryAPIView, body_object, tool_result
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
@@ -47,7 +48,8 @@ class SessionsView(MemoryAPIView):
 
 
 class SessionDetailView(MemoryAPIView):
-    @extend_schema(operation_id="sessions_get", summary="One session", tags=["memory files"], responses={200: Session},
+    @extend_schema(operation_id="sessions_get", summary="One session", tags=["memory files"],
+                   responses={200: Session, **errors({404: ["SESSION_NOT_FOUND"]})},
                    examples=[OpenApiExample("session", value=SESSION_EXAMPLE, response_only=True)])
     def get(self, request: Request, session_id: str) -> Response:
         try:

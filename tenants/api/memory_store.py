@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from django.http import JsonResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiTypes, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiTypes,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.pagination import CursorPagination
+from memoryhub.api.schema import errors
 from tenants.api.memory_base import MemoryAPIView, rest_response, rule_error
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
@@ -28,6 +36,12 @@ Store = inline_serializer("MemoryStore", {
     "chars": serializers.IntegerField(), "limit": serializers.IntegerField(),
     "entry_count": serializers.IntegerField(), "version": serializers.IntegerField(),
 })
+Listing = inline_serializer("MemoryListing", {
+    "entries": serializers.ListField(child=serializers.CharField()), "usage": serializers.CharField(),
+    "chars": serializers.IntegerField(), "limit": serializers.IntegerField(),
+    "entry_count": serializers.IntegerField(), "version": serializers.IntegerField(),
+    "pending_count": serializers.IntegerField(),
+})
 WriteBody = inline_serializer("MemoryWrite", {
     "action": serializers.ChoiceField(choices=["add", "replace", "remove", "list"], required=False),
     "content": serializers.CharField(required=False), "old_text": serializers.CharField(required=False),
@@ -39,6 +53,9 @@ WriteResult = inline_serializer("MemoryWriteResult", {
     "note": serializers.CharField(), "staged": serializers.BooleanField(required=False),
     "pending_id": serializers.IntegerField(required=False),
 })
+# `{"action": "list"}` (or its aliases) answers the store, as GET does.
+WriteOrList = PolymorphicProxySerializer("MemoryWriteOrListing", serializers=[WriteResult, Listing],
+                                         resource_type_field_name=None)
 
 
 def target_of(raw: str) -> str:
@@ -70,7 +87,7 @@ class MemoryOverviewView(MemoryAPIView):
 
 class MemoryStoreView(MemoryAPIView):
     @extend_schema(operation_id="memory_list", summary="One store (as the tool's list)", tags=["memory files"],
-                   parameters=[TARGET_PARAM], responses={200: Store},
+                   parameters=[TARGET_PARAM], responses={200: Listing},
                    examples=[OpenApiExample("store", value={**STORE_EXAMPLE, "pending_count": 0}, response_only=True)])
     def get(self, request: Request, target: str) -> Response:
         volume = volume_for(self.tenant)
@@ -79,7 +96,11 @@ class MemoryStoreView(MemoryAPIView):
 
     @extend_schema(
         operation_id="memory_write", summary="add / replace / remove, or a batch of operations", tags=["memory files"],
-        parameters=[TARGET_PARAM, *WRITE_HEADERS], request=WriteBody, responses={200: WriteResult, 202: WriteResult},
+        parameters=[TARGET_PARAM, *WRITE_HEADERS], request=WriteBody,
+        responses={200: WriteOrList, 202: WriteResult, **errors({
+            404: ["SESSION_NOT_FOUND"], 409: ["NO_MATCH", "AMBIGUOUS_MATCH"],
+            422: ["OVER_LIMIT", "ENTRY_TOO_LONG", "THREAT_BLOCKED"], 429: ["RETRY_LIMIT", "THROTTLED"],
+        })},
         examples=[
             OpenApiExample("add", value={"action": "add", "content": "Project uses Bun and Nx"}, request_only=True),
             OpenApiExample("batch", value={"operations": [{"action": "remove", "old_text": "Bun"},
@@ -160,7 +181,8 @@ class MemoryUndoView(MemoryAPIView):
         operation_id="memory_undo", summary="Restore the entries after version N as a new human version",
         tags=["memory files"], parameters=[TARGET_PARAM], request=UndoInput,
         responses={200: inline_serializer("MemoryUndone", {"success": serializers.BooleanField(),
-                                                           "version": serializers.IntegerField()})},
+                                                           "version": serializers.IntegerField()}),
+                   **errors({404: ["VERSION_NOT_FOUND"], 422: ["OVER_LIMIT", "THREAT_BLOCKED"]})},
         examples=[OpenApiExample("undo", value={"version": 1, "reason": "agent saved a one-off"}, request_only=True),
                   OpenApiExample("done", value={"success": True, "version": 4}, response_only=True)],
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import transaction
 
+from memoryhub.enqueue import enqueue_on_commit
 from tenants.models import MemoryVolume
 
 
@@ -14,7 +14,6 @@ def schedule_sync(volume: MemoryVolume) -> None:
         return
     from tenants.tasks import memory_files_sync
 
-    volume_id = volume.pk
-    # robust: the write has committed; a broker or disk failure is logged, not turned into
-    # an error for a change that is already stored (the next write queues the sync again).
-    transaction.on_commit(lambda: memory_files_sync.delay(volume_id), robust=True)
+    # The write has committed by then: a broker failure is not turned into an error for a
+    # change that is already stored; the sync waits in the outbox until the broker is back.
+    enqueue_on_commit(memory_files_sync, volume.pk)

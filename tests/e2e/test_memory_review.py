@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import PASSWORD
 from tests.tenants.ui.memory_helpers import entries_of, seed, volume_of
@@ -42,7 +45,7 @@ def test_a_reviewer_approves_a_staged_write_and_the_next_session_has_it(bob, acm
     assert notice.inner_text() == f"Approved #{pending_id}: add: Project uses Bun and Nx"
     page.get_by_test_id("pending-empty").wait_for()
     # pendingChanged refreshed the nav badge in place: no reload happened.
-    page.wait_for_function("!document.getElementById('memory-badge').textContent.trim()")
+    expect(page.locator("#memory-badge")).to_have_text(re.compile(r"^\s*$"))
     assert page.evaluate("window.__sameDocument") is True
     screenshot("approved")
 
@@ -76,7 +79,7 @@ def test_a_reviewer_edits_an_entry_and_the_usage_bar_follows_without_a_reload(bo
     assert usage.inner_text() == "80% — 1,767/2,200 chars"
     assert "warn" in bar.get_attribute("class").split()
     assert bar.get_attribute("aria-valuenow") == "1767"
-    assert bar.locator(".fill").get_attribute("style") == "width: 80%"
+    assert bar.locator(".fill").evaluate("el => el.style.width") == "80%"  # set by bars.js from data-fill
     assert page.evaluate("window.__sameDocument") is True  # swapped in place, no full reload
     assert page.url.endswith("/t/acme/memory/")
 

@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from memoryhub.celery import app as celery_app
-from memoryhub.models import WorkerHeartbeat
+from memoryhub.health import OUTBOX_MAX_AGE_SECONDS
+from memoryhub.models import OutboxTask, WorkerHeartbeat
 
 
 @pytest.fixture
@@ -36,6 +37,7 @@ def test_it_is_ok_in_the_embedded_mode(db, client, settings, eager_mode):
             "database": {"status": "ok", "vendor": response.json()["checks"]["database"]["vendor"]},
             "redis": {"status": "not_configured"},
             "worker": {"status": "eager"},
+            "outbox": {"status": "ok", "pending": 0},
         },
     }
 
@@ -69,3 +71,20 @@ def test_it_is_ok_with_a_fresh_heartbeat(db, client, settings, with_worker_mode)
 
 def test_it_is_never_cached(db, client):
     assert "no-cache" in client.get("/healthz")["Cache-Control"]
+
+
+def test_it_counts_outbox_rows_and_is_503_when_the_oldest_is_stale(db, client, settings, eager_mode):
+    settings.REDIS_URL = ""
+    recent = timezone.now()
+    OutboxTask.objects.create(task_name="tenants.memory_files_sync", args=[1], digest="a", requested_at=recent)
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["checks"]["outbox"]["pending"] == 1
+    # Waiting since long ago, even if a commit asked for it again just now.
+    old = OutboxTask.objects.create(task_name="tenants.memory_files_sync", args=[2], digest="b", requested_at=recent)
+    OutboxTask.objects.filter(pk=old.pk).update(created_at=recent - timedelta(seconds=OUTBOX_MAX_AGE_SECONDS + 60))
+    stale = client.get("/healthz")
+    assert stale.status_code == 503
+    assert stale.json()["status"] == "degraded"
+    assert stale.json()["checks"]["outbox"]["status"] == "stale"
+    assert stale.json()["checks"]["outbox"]["pending"] == 2

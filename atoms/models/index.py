@@ -1,0 +1,97 @@
+"""The semantic index: per-atom vector entries, feed checkpoints and the worker-built
+vector index (atoms.md §10).
+
+Everything here is a disposable projection of the revisions: deleting it all loses no
+memory, the workers rebuild it from the feed.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from tenants.models import Tenant
+
+
+class IndexEntry(models.Model):
+    """An atom's vectors under one embedding config.
+
+    Valid for the atom's head only while `config`, `text_hash` (sha256 of the head's text)
+    and `policy` all match (§10). Rows are never updated: a re-encode deletes the old row and
+    inserts a new one, so ids grow with time and the vector index catches up by id.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    atom_id = models.CharField(max_length=64)
+    config = models.CharField(max_length=64)
+    policy = models.CharField(max_length=128)
+    text_hash = models.CharField(max_length=64)
+    revision_id = models.CharField(max_length=64)  # the head that was encoded (for people)
+    dimensions = models.PositiveIntegerField()
+    count = models.PositiveIntegerField()  # vectors in `vectors`
+    vectors = models.BinaryField()  # count x dimensions little-endian float32, L2-normalized
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "atom_id", "config"], name="atoms_entry_unique")]
+        indexes = [models.Index(fields=["tenant", "config", "id"], name="atoms_entry_feed")]
+
+    def __str__(self) -> str:
+        return f"entry of {self.atom_id} ({self.count} vectors)"
+
+
+class IndexCheckpoint(models.Model):
+    """How far a (tenant, config, policy) feed has been consumed: the last event
+    `(visible_seq, revisionId)` processed. Moved only by compare-and-set."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    config = models.CharField(max_length=64)
+    policy = models.CharField(max_length=128)
+    seq = models.PositiveBigIntegerField(default=0)
+    revision_id = models.CharField(max_length=64, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "config", "policy"], name="atoms_checkpoint_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.policy}@{self.seq}"
+
+
+class VectorIndexSnapshot(models.Model):
+    """The worker-built approximate-nearest-neighbour file of a (tenant, config).
+
+    It holds the vectors of entries with id <= `built_through`; newer entries are searched
+    exactly until the next refresh. `version` changes with every rewrite so that web
+    processes know to reopen the file.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    config = models.CharField(max_length=64)
+    path = models.CharField(max_length=500)
+    dimensions = models.PositiveIntegerField()
+    built_through = models.BigIntegerField(default=0)
+    vectors = models.PositiveIntegerField(default=0)
+    version = models.PositiveIntegerField(default=0)
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "config"], name="atoms_snapshot_unique")]
+
+    def __str__(self) -> str:
+        return f"vector index of tenant {self.tenant_id} v{self.version}"
+
+
+class VectorTombstone(models.Model):
+    """An entry deleted since the snapshot was built: its vectors leave the file at the
+    next refresh (searches already skip it, since they join with live entries)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    config = models.CharField(max_length=64)
+    entry_id = models.BigIntegerField()
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "config"], name="atoms_tombstone_lookup")]
+
+    def __str__(self) -> str:
+        return f"removed entry {self.entry_id}"

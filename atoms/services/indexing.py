@@ -1,0 +1,223 @@
+"""Indexing (atoms.md §10): the per-policy revision feed, checkpoints, encoding, entries.
+
+The feed of a policy is its revisions in (`visible_seq`, id) order: a revision enters at its
+commit, and again at the seq of a later approval, so an atom approved out of quarantine is
+indexed then. For each event the changed atom's *head* is encoded, from its own text only,
+if it is active, not quarantined and has no valid entry; a changed link target therefore
+never re-encodes the atoms linking to it, and a revise that keeps the text keeps the entry.
+
+Encoding (the slow part) runs outside any transaction. The entries and the checkpoint are
+then written in one transaction whose checkpoint update is a compare-and-set: if another
+worker moved the checkpoint meanwhile, nothing is written and REVISION_CONFLICT is raised.
+A redelivered task thus either finds the work done (valid entries: nothing to encode) or
+redoes it; an entry is one row per (atom, config), so nothing is ever written twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Max, Q
+
+from atoms.core.canonical import sha256_hex
+from atoms.core.embedding import chunk_text
+from atoms.embedding import LoadedProvider, has_provider
+from atoms.errors import AtomError
+from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, Revision, VectorIndexSnapshot, VectorTombstone
+from tenants.models import ApiKey, Tenant
+
+DEFAULT_LIMIT = 32
+TASK_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class StepResult:
+    indexed: int
+    processed: int
+    pending: bool
+
+
+def served_policies(tenant: Tenant) -> list[str]:
+    """Policies some active key may read: the ones readiness is about (§10)."""
+    policies: set[str] = set()
+    for key in ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True):
+        policies.update(key.effective_read_policies)
+    return sorted(policies)
+
+
+def _checkpoint(tenant: Tenant, config: str, policy: str) -> IndexCheckpoint:
+    checkpoint, _ = IndexCheckpoint.objects.get_or_create(tenant=tenant, config=config, policy=policy)
+    return checkpoint
+
+
+def _after(checkpoint: IndexCheckpoint) -> Q:
+    return Q(visible_seq__gt=checkpoint.seq) | Q(visible_seq=checkpoint.seq, id__gt=checkpoint.revision_id)
+
+
+def backlog(tenant: Tenant, checkpoint: IndexCheckpoint) -> int:
+    return Revision.objects.filter(_after(checkpoint), tenant=tenant, policy=checkpoint.policy).count()
+
+
+def head_seq(tenant: Tenant, policy: str) -> int:
+    """The policy's latest feed position (0 for an empty policy)."""
+    found = Revision.objects.filter(tenant=tenant, policy=policy).aggregate(top=Max("visible_seq"))["top"]
+    return int(found or 0)
+
+
+def valid_entries(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, IndexEntry]:
+    """atom id → entry, for the heads whose entry matches config, text hash and policy."""
+    if not heads:
+        return {}
+    by_atom = {h.atom_id: h for h in heads}
+    out: dict[str, IndexEntry] = {}
+    for start in range(0, len(heads), 500):
+        ids = [h.atom_id for h in heads[start:start + 500]]
+        for entry in IndexEntry.objects.filter(tenant=tenant, config=config, atom_id__in=ids):
+            head = by_atom[entry.atom_id]
+            if entry.policy == head.policy and entry.text_hash == sha256_hex(head.body):
+                out[entry.atom_id] = entry
+    return out
+
+
+def _encodable(head: Revision) -> bool:
+    return head.is_head and head.state == "active" and head.review_status != "quarantined"
+
+
+def encode_entries(tenant: Tenant, loaded: LoadedProvider, heads: Sequence[Revision]) -> list[IndexEntry]:
+    """New (unsaved) entries for `heads`, encoded in one batch: every chunk of every head
+    goes to the provider in a single call. Raises ModelSpaceMismatch on a bad shape."""
+    chunks = [chunk_text(head.body) for head in heads]
+    vectors = loaded.encode([chunk for group in chunks for chunk in group])
+    entries: list[IndexEntry] = []
+    position = 0
+    for head, group in zip(heads, chunks, strict=True):
+        block = vectors[position:position + len(group)]
+        position += len(group)
+        entries.append(IndexEntry(
+            tenant=tenant, atom_id=head.atom_id, config=loaded.config, policy=head.policy,
+            text_hash=sha256_hex(head.body), revision_id=head.id, dimensions=loaded.provider.dimensions,
+            count=len(group), vectors=block.astype("<f4").tobytes(),
+        ))
+    return entries
+
+
+def _drop(tenant: Tenant, config: str, atom_ids: Iterable[str]) -> None:
+    """Delete the entries of these atoms, leaving tombstones for the vector index file."""
+    old = list(IndexEntry.objects.filter(tenant=tenant, config=config, atom_id__in=list(atom_ids))
+               .values_list("id", "count"))
+    if old:
+        VectorTombstone.objects.bulk_create([VectorTombstone(tenant=tenant, config=config, entry_id=i, count=c)
+                                             for i, c in old])
+        IndexEntry.objects.filter(id__in=[i for i, _ in old]).delete()
+
+
+def save_entries(tenant: Tenant, config: str, entries: Sequence[IndexEntry], dropped: Iterable[str] = ()) -> None:
+    """Replace the entries of the atoms in `entries`; delete those of `dropped`. Call inside
+    a transaction."""
+    _drop(tenant, config, [e.atom_id for e in entries] + list(dropped))
+    IndexEntry.objects.bulk_create(entries)
+
+
+def _heads(tenant: Tenant, atom_ids: Iterable[str]) -> list[Revision]:
+    return list(Revision.objects.filter(tenant=tenant, atom_id__in=list(atom_ids), is_head=True).order_by("atom_id"))
+
+
+def index_step(*, tenant: Tenant, loaded: LoadedProvider, policy: str, limit: int = DEFAULT_LIMIT) -> StepResult:
+    """Consume up to `limit` events of one policy's feed."""
+    checkpoint = _checkpoint(tenant, loaded.config, policy)
+    events = list(Revision.objects.filter(_after(checkpoint), tenant=tenant, policy=policy)
+                  .order_by("visible_seq", "id").values_list("visible_seq", "id", "atom_id")[:limit + 1])
+    pending = len(events) > limit
+    events = events[:limit]
+    if not events:
+        return StepResult(indexed=0, processed=0, pending=False)
+    heads = _heads(tenant, {atom_id for _, _, atom_id in events})
+    valid = valid_entries(tenant, loaded.config, heads)
+    todo = [h for h in heads if _encodable(h) and h.atom_id not in valid]
+    dropped = [h.atom_id for h in heads if not _encodable(h)]
+    entries = encode_entries(tenant, loaded, todo)
+    last_seq, last_id, _ = events[-1]
+    with transaction.atomic():
+        moved = IndexCheckpoint.objects.filter(pk=checkpoint.pk, seq=checkpoint.seq,
+                                               revision_id=checkpoint.revision_id).update(seq=last_seq,
+                                                                                          revision_id=last_id)
+        if not moved:
+            raise AtomError("REVISION_CONFLICT", "Another indexer moved this checkpoint.", {"policy": policy})
+        save_entries(tenant, loaded.config, entries, dropped)
+    return StepResult(indexed=len(entries), processed=len(events), pending=pending)
+
+
+def index_run(*, tenant: Tenant, loaded: LoadedProvider, policies: Sequence[str], limit: int) -> StepResult:
+    """Up to `limit` events over `policies` in name order (index/update)."""
+    indexed = processed = 0
+    pending = False
+    for policy in sorted(policies):
+        remaining = limit - processed
+        if remaining <= 0:
+            checkpoint = _checkpoint(tenant, loaded.config, policy)
+            pending = pending or backlog(tenant, checkpoint) > 0
+            continue
+        step = index_step(tenant=tenant, loaded=loaded, policy=policy, limit=remaining)
+        indexed += step.indexed
+        processed += step.processed
+        pending = pending or step.pending
+    return StepResult(indexed=indexed, processed=processed, pending=pending)
+
+
+def index_drain(*, tenant: Tenant, loaded: LoadedProvider, policy: str, seconds: float = TASK_SECONDS,
+                step: int = DEFAULT_LIMIT) -> StepResult:
+    """Steps of `step` events for up to `seconds` (the Celery task's body)."""
+    started = time.monotonic()
+    indexed = processed = 0
+    while True:
+        result = index_step(tenant=tenant, loaded=loaded, policy=policy, limit=step)
+        indexed += result.indexed
+        processed += result.processed
+        if not result.pending or time.monotonic() - started >= seconds:
+            return StepResult(indexed=indexed, processed=processed, pending=result.pending)
+
+
+def index_prioritize(*, tenant: Tenant, loaded: LoadedProvider, revisions: Sequence[Revision]) -> int:
+    """Encode these revisions now if they are active heads without a valid entry; no
+    checkpoint moves. Returns how many were encoded."""
+    heads = [r for r in {r.id: r for r in revisions}.values() if _encodable(r)]
+    valid = valid_entries(tenant, loaded.config, heads)
+    todo = [h for h in heads if h.atom_id not in valid]
+    entries = encode_entries(tenant, loaded, todo)
+    with transaction.atomic():
+        # Only heads still current and unchanged are stored: a revise since the read wins.
+        current = {r.id for r in Revision.objects.filter(id__in=[h.id for h in todo], is_head=True)}
+        kept = [e for e in entries if e.revision_id in current]
+        save_entries(tenant, loaded.config, kept)
+    return len(kept)
+
+
+def queue_indexing(store: AtomStore, policies: Iterable[str]) -> None:
+    """After the current transaction commits, queue `atoms.index_update` for each policy.
+
+    Only with a real broker: in the embedded eager mode the task would run inside the web
+    request that wrote, which is exactly what must not happen (encoding is slow). There the
+    index catches up through index/update or `manage.py atoms_index`, and searches answer
+    lexically with diagnostics index "pending" meanwhile."""
+    from memoryhub.celery import app
+
+    if not has_provider(store) or app.conf.task_always_eager:
+        return
+    from atoms.tasks_index import index_update
+    from memoryhub.enqueue import enqueue_on_commit
+
+    for policy in sorted(set(policies)):
+        enqueue_on_commit(index_update, store.tenant_id, policy)
+
+
+def rebuild_vectors_on_commit(tenant: Tenant) -> None:
+    """After a purge: rebuild every vector file of the tenant from the entries left, so the
+    erased vectors do not survive in them."""
+    from atoms.tasks_index import refresh_vectors
+    from memoryhub.enqueue import enqueue_on_commit
+
+    for config in sorted(set(VectorIndexSnapshot.objects.filter(tenant=tenant).values_list("config", flat=True))):
+        enqueue_on_commit(refresh_vectors, tenant.pk, config, True)

@@ -1,0 +1,86 @@
+"""Celery tasks of the semantic index (atoms.md §10): thin, idempotent, taking ids."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import OperationalError
+
+from atoms.embedding import ModelSpaceMismatch, ProviderUnavailable, has_provider, tenant_provider
+from atoms.errors import AtomError
+from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
+from atoms.services.indexing import backlog, index_drain, served_policies
+from atoms.vector_index import refresh
+from memoryhub.enqueue import enqueue_now
+from tenants.models import Tenant
+
+logger = logging.getLogger("atoms.index")
+
+
+@shared_task(name="atoms.index_update", autoretry_for=(OperationalError,), max_retries=5, retry_backoff=5,
+             retry_backoff_max=120, retry_jitter=True)
+def index_update(tenant_id: int, policy: str) -> dict[str, object]:
+    """Run 32-event steps of one policy's feed for up to 30 s, refresh the vector index,
+    and queue itself again while events are pending. Exits quietly when another worker
+    holds the feed (REVISION_CONFLICT) or the tenant has no working provider."""
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return {"skipped": "no such tenant"}
+    try:
+        loaded = tenant_provider(tenant)
+    except ProviderUnavailable as exc:
+        logger.error("tenant %s: embedding provider unavailable: %s", tenant_id, exc)
+        return {"skipped": "provider unavailable"}
+    if loaded is None:
+        return {"skipped": "no provider"}
+    try:
+        result = index_drain(tenant=tenant, loaded=loaded, policy=policy)
+    except AtomError as exc:
+        if exc.code == "REVISION_CONFLICT":
+            return {"skipped": "another worker holds this feed"}
+        raise
+    except ModelSpaceMismatch as exc:
+        logger.error("tenant %s: %s", tenant_id, exc)
+        return {"skipped": "model space mismatch"}
+    if result.indexed:
+        refresh(tenant_id, loaded.config)
+    if result.pending:
+        enqueue_now(index_update, tenant_id, policy)
+    return {"indexed": result.indexed, "processed": result.processed, "pending": result.pending}
+
+
+@shared_task(name="atoms.index_sweep")
+def index_sweep() -> dict[str, int]:
+    """Every minute: queue index_update for each served policy with a backlog (a write whose
+    task was lost still gets indexed), and refresh vector files that fell behind."""
+    queued = refreshed = 0
+    for store in AtomStore.objects.select_related("tenant"):
+        if not has_provider(store):
+            continue
+        try:
+            loaded = tenant_provider(store.tenant, store)
+        except ProviderUnavailable:
+            continue
+        if loaded is None:
+            continue
+        for policy in served_policies(store.tenant):
+            checkpoint = (IndexCheckpoint.objects.filter(tenant=store.tenant, config=loaded.config, policy=policy)
+                          .first() or IndexCheckpoint(tenant=store.tenant, config=loaded.config, policy=policy))
+            if backlog(store.tenant, checkpoint):
+                enqueue_now(index_update, store.tenant_id, policy)
+                queued += 1
+        snapshot = VectorIndexSnapshot.objects.filter(tenant=store.tenant, config=loaded.config).first()
+        newest = IndexEntry.objects.filter(tenant=store.tenant, config=loaded.config).order_by("-id").first()
+        behind = newest is not None and (snapshot is None or newest.id > snapshot.built_through)
+        if behind or VectorTombstone.objects.filter(tenant=store.tenant, config=loaded.config).exists():
+            enqueue_now(refresh_vectors, store.tenant_id, loaded.config)
+            refreshed += 1
+    return {"queued": queued, "refreshed": refreshed}
+
+
+@shared_task(name="atoms.refresh_vectors", autoretry_for=(OperationalError,), max_retries=3, retry_backoff=5)
+def refresh_vectors(tenant_id: int, config: str, full: bool = False) -> dict[str, object]:
+    """Bring the tenant's vector index file up to date (from scratch with `full`)."""
+    snapshot = refresh(tenant_id, config, full=full)
+    return {"version": snapshot.version if snapshot else None}

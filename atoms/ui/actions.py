@@ -1,0 +1,271 @@
+"""Review actions on an atom (atoms.md §11), for reviewers and admins: approve, edit, retire
+with a reason, and restore an earlier revision's text.
+
+None of them writes by itself. Approve calls `atoms_approve`; edit, retire and restore build
+an ordinary write batch and call `atoms_write` as the signed-in person (a human writer:
+origin `source`, contract `source-v2`, approved unless the scanner flags the new text), so
+validation, conflicts, the barrier and the engine's own audit entry are the API's. Each
+action adds one `atoms.ui.*` audit entry naming the person, the revisions and the digests
+(a retire's reason included), in the same transaction as the write.
+
+Every form carries the head it was loaded at: acting on a head that moved since is refused,
+so nobody approves, edits or retires text they have not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_POST
+
+from atoms.errors import AtomError
+from atoms.models import Atom, AtomStore, Origin, PurgedAtom, Revision, Slot
+from atoms.principal import Principal
+from atoms.services.refs import issue_refs
+from atoms.services.review import atoms_approve
+from atoms.services.write import atoms_write
+from atoms.ui.common import (
+    ATOMS_CHANGED,
+    actor_of,
+    atom_or_404,
+    barrier_response,
+    error_text,
+    person_of,
+    tenant_of,
+)
+from atoms.ui.detail import render_detail
+from atoms.ui.quarantine import render_quarantine
+from memoryhub.audit import audit_record
+from memoryhub.digests import sha256_hex
+from tenants.models import Role
+from tenants.ui import tenant_view
+
+MAX_REASON = 500
+MOVED = "This atom changed since you loaded the page; the new revision is shown. Nothing was done."
+
+
+class FormError(Exception):
+    """A form the person can fix: the page re-renders with the message and their draft."""
+
+
+@dataclass(frozen=True)
+class NewLink:
+    role: str
+    target: Atom
+    required: bool
+    at: str  # logical | observed
+
+
+def _loaded_head(request: HttpRequest, atom: Atom) -> Revision:
+    """The revision the form was loaded at; a head that moved since is refused."""
+    loaded = Revision.objects.filter(tenant=tenant_of(request), atom=atom, id=request.POST.get("head", "")).first()
+    if loaded is None or loaded.id != atom.head_id:
+        raise FormError(MOVED)
+    return loaded
+
+
+def _link_targets(revision: Revision) -> list[tuple[Slot, Revision | None]]:
+    """Each link of `revision` with the revision a ref must name to keep it: the target's
+    head for a logical link, the pinned revision for an observed one; None when purged."""
+    slots = list(Slot.objects.filter(tenant=revision.tenant, revision=revision).order_by("position"))
+    atom_ids = {s.target_atom_id for s in slots}
+    purged = set(PurgedAtom.objects.filter(tenant=revision.tenant, atom_id__in=atom_ids)
+                 .values_list("atom_id", flat=True))
+    heads = {a.id: a.head for a in Atom.objects.filter(tenant=revision.tenant, id__in=atom_ids).select_related("head")}
+    pinned = {r.id: r for r in Revision.objects.filter(
+        tenant=revision.tenant, id__in={s.target_revision_id for s in slots if s.target_revision_id})}
+    return [(s, None if s.target_atom_id in purged else
+             pinned.get(s.target_revision_id) if s.target_revision_id else heads.get(s.target_atom_id))
+            for s in slots]
+
+
+def revise_body(person: Principal, head: Revision, text: str, *, keep_links: set[int] | None = None,
+                keep_sources: set[int] | None = None, new_link: NewLink | None = None) -> tuple[dict[str, Any], int]:
+    """A one-change revise batch of `head` to `text`. Links and sources are kept as they are
+    (role, at, required, orderKey, span) unless `keep_*` name the positions to keep; a link
+    whose target was purged cannot be named in a write and is dropped. Returns the body and
+    the number of links dropped that way."""
+    links = [(s, t) for s, t in _link_targets(head) if keep_links is None or s.position in keep_links]
+    origins = [o for o in Origin.objects.filter(tenant=head.tenant, revision=head).order_by("position")
+               if keep_sources is None or o.position in keep_sources]
+    sources = {r.id: r for r in Revision.objects.filter(tenant=head.tenant,
+                                                        id__in={o.source_revision_id for o in origins})}
+    named = [head, *(t for _, t in links if t is not None), *sources.values()]
+    if new_link is not None and new_link.target.head is not None:
+        named.append(new_link.target.head)
+    refs = issue_refs(person, named)
+    specs: list[dict[str, Any]] = [
+        {"role": s.role, "target": {"ref": refs[t.id], "at": "observed" if s.target_revision_id else "logical",
+                                    "required": s.required, "orderKey": s.order_key}}
+        for s, t in links if t is not None]
+    if new_link is not None and new_link.target.head is not None:
+        specs.append({"role": new_link.role, "target": {"ref": refs[new_link.target.head.id], "at": new_link.at,
+                                                        "required": new_link.required, "orderKey": str(len(specs))}})
+    cited = [{"ref": refs[o.source_revision_id], "start": o.start, "end": o.end}
+             for o in origins if o.source_revision_id in sources]
+    change = {"id": "edit", "op": "revise", "target": refs[head.id], "content": {"text": text, "links": specs},
+              "sources": cited}
+    return {"binding": {"writePolicy": head.policy}, "changes": [change]}, sum(1 for _, t in links if t is None)
+
+
+def retire_body(person: Principal, head: Revision) -> dict[str, Any]:
+    ref = issue_refs(person, [head])[head.id]
+    return {"binding": {"writePolicy": head.policy}, "changes": [{"id": "retire", "op": "retire", "target": ref}]}
+
+
+def _write(request: HttpRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
+           **audit_after: Any) -> tuple[Revision, str]:
+    """The write and its UI audit entry in one transaction; returns the new head and its
+    review status."""
+    tenant = tenant_of(request)
+    with transaction.atomic():
+        outcome = atoms_write(caller=person_of(request), body=body)
+        new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
+        audit_record(tenant=tenant, actor=actor_of(request), action=f"atoms.ui.{action}", object_type="atom",
+                     object_id=atom.id, before={"revision": head.id, "textDigest": sha256_hex(head.body)},
+                     after={"revision": new_head.id, "operation": outcome["operationId"],
+                            "textDigest": sha256_hex(new_head.body), **audit_after})
+    return new_head, next(iter(outcome["review"].values()))
+
+
+def _review_note(status: str) -> str:
+    return " The scanner flags the new text: it stays in quarantine." if status == "quarantined" else ""
+
+
+def _answer(request: HttpRequest, atom: Atom, *, done: str = "", error: str = "", **extra: Any) -> HttpResponse:
+    """Re-render where the form was: the quarantine queue or the atom page. A success fires
+    `atomsChanged` (the nav badge listens); an error re-renders with status 200."""
+    events = (ATOMS_CHANGED,) if done else ()
+    notice = {"notice": done or error, "notice_is_error": bool(error)}
+    if request.POST.get("from") == "quarantine":
+        return render_quarantine(request, events=events, **notice, focus=atom.id if error else "", **extra)
+    return render_detail(request, atom, events=events, **notice, **extra)
+
+
+def _closed_or_atom(request: HttpRequest, atom_id: str) -> tuple[HttpResponse | None, Atom | None]:
+    closed = barrier_response(request)
+    return (closed, None) if closed is not None else (None, atom_or_404(request, atom_id))
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def atom_approve(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """Mark the head approved, if it is still the head the person saw."""
+    closed, atom = _closed_or_atom(request, atom_id)
+    if closed is not None or atom is None:
+        return closed  # type: ignore[return-value]
+    try:
+        with transaction.atomic():
+            # Commits and approvals lock the store row; holding it, the head cannot move
+            # between the check and the approval.
+            AtomStore.objects.select_for_update().filter(tenant=tenant_of(request)).first()
+            atom = Atom.objects.select_related("head").get(pk=atom.pk)
+            _loaded_head(request, atom)
+            before = atom.head.review_status  # type: ignore[union-attr]
+            atoms_approve(tenant=tenant_of(request), atom_id=atom.id, actor=actor_of(request))
+    except FormError as exc:
+        return _answer(request, atom, error=str(exc))
+    except AtomError as error:
+        return _answer(request, atom, error=error_text(error))
+    done = "Approved." if before != "approved" else "It was already approved; nothing changed."
+    return _answer(request, atom, done=done)
+
+
+def _new_link(request: HttpRequest) -> NewLink | None:
+    role = request.POST.get("new_role", "").strip()
+    target_id = request.POST.get("new_target", "").strip()
+    if not role and not target_id:
+        return None
+    if not role or not target_id:
+        raise FormError("A new link needs both a role and a target atom id.")
+    target = Atom.objects.select_related("head").filter(tenant=tenant_of(request), id=target_id).first()
+    if target is None or target.head is None:
+        raise FormError(f"No atom {target_id} in this tenant.")
+    at = "observed" if request.POST.get("new_at") == "observed" else "logical"
+    return NewLink(role=role, target=target, required=request.POST.get("new_required") == "on", at=at)
+
+
+def _positions(request: HttpRequest, name: str) -> set[int] | None:
+    """Checked positions of a keep-list, or None when the form did not show that list."""
+    if request.POST.get(f"{name}_shown") != "1":
+        return None
+    return {int(v) for v in request.POST.getlist(name) if v.isdigit()}
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def atom_edit(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """A human revise: the new text, with links and sources kept unless the form drops some
+    or adds a link."""
+    closed, atom = _closed_or_atom(request, atom_id)
+    if closed is not None or atom is None:
+        return closed  # type: ignore[return-value]
+    text = request.POST.get("text", "").replace("\r\n", "\n")
+    kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": _positions(request, "keep_link"),
+            "kept_sources": _positions(request, "keep_source"), "new_role": request.POST.get("new_role", ""),
+            "new_target": request.POST.get("new_target", "")}
+    try:
+        head = _loaded_head(request, atom)
+        if not text.strip():
+            raise FormError("The text cannot be empty; retire the atom instead.")
+        body, dropped = revise_body(person_of(request), head, text, keep_links=kept["kept_links"],
+                                    keep_sources=kept["kept_sources"], new_link=_new_link(request))
+        _, status = _write(request, atom, head, body, "edit")
+    except FormError as exc:
+        return _answer(request, atom, error=str(exc), **kept)
+    except AtomError as error:
+        return _answer(request, atom, error=error_text(error), **kept)
+    note = f" {dropped} link{'s' if dropped != 1 else ''} to purged atoms could not be kept." if dropped else ""
+    return _answer(request, atom, done=f"Saved as a new revision.{note}{_review_note(status)}")
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def atom_retire(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """A human retire; the reason is required and audited (as a digest, like all audit data)."""
+    closed, atom = _closed_or_atom(request, atom_id)
+    if closed is not None or atom is None:
+        return closed  # type: ignore[return-value]
+    reason = request.POST.get("reason", "").strip()
+    try:
+        head = _loaded_head(request, atom)
+        if not reason:
+            raise FormError("Say why the atom is retired.")
+        if len(reason) > MAX_REASON:
+            raise FormError(f"Keep the reason under {MAX_REASON} characters.")
+        if head.state == "retired":
+            raise FormError("The atom is already retired.")
+        _write(request, atom, head, retire_body(person_of(request), head), "retire", reason=reason)
+    except FormError as exc:
+        return _answer(request, atom, error=str(exc), reason=reason, retire_open=True)
+    except AtomError as error:
+        return _answer(request, atom, error=error_text(error), reason=reason, retire_open=True)
+    return _answer(request, atom, done=f"Retired. Reason: {reason}")
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def atom_restore(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """Bring back an earlier revision's text (or a retired atom's) as a new revision; the
+    head's links and sources are kept."""
+    closed, atom = _closed_or_atom(request, atom_id)
+    if closed is not None or atom is None:
+        return closed  # type: ignore[return-value]
+    try:
+        head = _loaded_head(request, atom)
+        old = Revision.objects.filter(tenant=tenant_of(request), atom=atom, id=request.POST.get("revision", "")).first()
+        if old is None:
+            raise FormError("That revision is not part of this atom's history.")
+        if head.state == "active" and old.body == head.body:
+            raise FormError("That text is already the current text; nothing to restore.")
+        body, dropped = revise_body(person_of(request), head, old.body)
+        _, status = _write(request, atom, head, body, "restore", restoredFrom=old.id)
+    except FormError as exc:
+        return _answer(request, atom, error=str(exc))
+    except AtomError as error:
+        return _answer(request, atom, error=error_text(error))
+    note = f" {dropped} link{'s' if dropped != 1 else ''} to purged atoms could not be kept." if dropped else ""
+    return _answer(request, atom, done=f"Restored the text as a new revision.{note}{_review_note(status)}")

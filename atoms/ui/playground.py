@@ -1,0 +1,106 @@
+"""The read playground (atoms.md §6): run the real `atoms_read` as the signed-in person and
+show exactly what it returns.
+
+The person reads as `user:<username>` (actor human, every policy the tenant holds atoms in):
+`Principal.for_person`, the principal every UI action uses. read records a receipt, as it
+does for any caller, but never touches use state: nothing here counts as an accepted use. Errors of the engine are shown with their
+code, like validation errors of the form, with status 200.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods
+
+from atoms.errors import AtomError
+from atoms.principal import Principal
+from atoms.services.read import atoms_read
+from tenants.models import Role
+from tenants.ui import tenant_view
+
+READ_EVENT = "atomsRead"
+MAX_TEXT = 65_536  # bytes per state text (§6.1); the engine checks bytes, this is characters
+
+
+class PlaygroundForm(forms.Form):
+    context = forms.CharField(required=False, max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 6}),
+                              help_text="What the agent is working on: the conversation so far, a task.")
+    query = forms.CharField(required=False, max_length=MAX_TEXT,
+                            help_text="Optional: a question the agent asks its memory.")
+    tokens = forms.IntegerField(min_value=1, max_value=1_000_000, initial=4096,
+                                help_text="Budget in UTF-8 bytes of the rendered text (1 to 1,000,000).")
+    limit = forms.IntegerField(min_value=1, max_value=10_000, initial=24,
+                               help_text="Most atoms to return (1 to 10,000).")
+    cursor = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not (data.get("context") or "").strip() and not (data.get("query") or "").strip():
+            raise forms.ValidationError("Enter a context or a query.")
+        return data
+
+    def body(self) -> dict[str, Any]:
+        """The read request, as an API caller would send it."""
+        data = self.cleaned_data
+        state = {name: data[name] for name in ("context", "query") if data[name].strip()}
+        options: dict[str, Any] = {"tokens": data["tokens"], "limit": data["limit"]}
+        if data.get("cursor"):
+            options["cursor"] = data["cursor"]
+        return {"state": state, "options": options}
+
+
+def person(request: HttpRequest) -> Principal:
+    """The signed-in person as an Atom principal (atoms.md §2.1: `user:<username>`, human)."""
+    return Principal.for_person(request.tenant, request.user.get_username())  # type: ignore[attr-defined]
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def result_context(body: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    diagnostics = result.get("diagnostics", {})
+    return {
+        "result": result,
+        "items": result.get("items", []),
+        "blocked": diagnostics.get("validation", {}).get("blocked", 0),
+        "diagnostics_json": pretty(diagnostics),
+        "usage_json": pretty(result.get("usage", {})),
+        "result_json": pretty(result),
+        "request_json": pretty(body),
+    }
+
+
+@tenant_view(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def playground(request: HttpRequest) -> HttpResponse:
+    """GET: the empty form. POST: run read and show its result beside the form."""
+    context: dict[str, Any] = {}
+    ran = False
+    if request.method == "POST":
+        form = PlaygroundForm(request.POST)
+        if form.is_valid():
+            body = form.body()
+            try:
+                result = atoms_read(caller=person(request), body=body)
+            except AtomError as exc:
+                context["error"] = {"code": exc.code, "message": exc.message, "details": pretty(exc.details)}
+                context["request_json"] = pretty(body)
+            else:
+                context.update(result_context(body, result))
+                ran = True
+    else:
+        form = PlaygroundForm()
+    context["form"] = form
+    htmx = request.htmx  # type: ignore[attr-defined]
+    partial = bool(htmx) and not htmx.history_restore_request
+    template = "atoms/playground.html#playground-panel" if partial else "atoms/playground.html"
+    response = TemplateResponse(request, template, context)
+    if ran:
+        response["HX-Trigger"] = READ_EVENT
+    return response

@@ -1,0 +1,201 @@
+"""Purge pages (atoms.md §9, §11; admins only): a dry-run preview, a confirmed start, and a
+progress view that ends with the erasure receipt.
+
+The preview is `atoms_purge` with `dryRun`, which changes nothing. Confirming re-runs the
+dry run and refuses if the affected set changed since the preview was shown (the form
+carries its digest), then raises the purge barrier with a `maxWork: 0` call (so the tenant's
+Atom API closes before the response) and queues `atoms.purge_run` on commit, which does the
+work in `maxWork` slices. Every call acts as the signed-in admin, `user:<username>`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from atoms.errors import AtomError
+from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom
+from atoms.services.purge import atoms_purge
+from atoms.services.purge_slices import run_state
+from atoms.services.purge_steps import Checkpoint
+from atoms.tasks import purge_run
+from atoms.ui.playground import person, pretty
+from memoryhub.digests import digest_of
+from memoryhub.enqueue import enqueue_on_commit
+from tenants.models import Role, Tenant
+from tenants.ui import tenant_view
+
+PREVIEW_ROWS = 200  # atoms listed in full; the rest are counted
+TEXT_PREVIEW = 240
+STARTED_EVENT = "purgeStarted"
+PHASES = (("dependencies", "Finding dependants"), ("revisions", "Reading what they stored"),
+          ("erase", "Erasing atoms"), ("metadata", "Finishing: index generation and receipt"))
+
+
+def _tenant(request: HttpRequest) -> Tenant:
+    return request.tenant  # type: ignore[attr-defined]
+
+
+def _partial(request: HttpRequest) -> bool:
+    htmx = request.htmx  # type: ignore[attr-defined]
+    return bool(htmx) and not htmx.history_restore_request
+
+
+def _when(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _pending_barrier(tenant: Tenant) -> dict[str, Any] | None:
+    return AtomStore.for_tenant(tenant).purge_barrier or None
+
+
+# --- preview -----------------------------------------------------------------------------
+
+def _affected_rows(tenant: Tenant, atom_ids: list[str], requested: str) -> list[dict[str, Any]]:
+    shown = atom_ids[:PREVIEW_ROWS]
+    atoms = {a.id: a for a in Atom.objects.filter(tenant=tenant, id__in=shown).select_related("head")}
+    rows = []
+    for atom_id in sorted(shown, key=lambda i: (i != requested, i)):  # the requested atom first
+        atom = atoms.get(atom_id)
+        head = atom.head if atom else None
+        body = head.body if head else ""
+        rows.append({"id": atom_id, "requested": atom_id == requested, "policy": atom.policy if atom else "",
+                     "state": head.state if head else "", "review": head.review_status if head else "",
+                     "origin": head.origin if head else "", "text": body[:TEXT_PREVIEW],
+                     "cut": len(body) > TEXT_PREVIEW})
+    return rows
+
+
+def _dry_run(request: HttpRequest, atom_id: str) -> dict[str, Any]:
+    """The preview context. An atom this tenant does not have is a 404."""
+    try:
+        result = atoms_purge(caller=person(request), body={"atomId": atom_id, "options": {"dryRun": True}})
+    except AtomError as exc:
+        if exc.code == "INVALID_REF":
+            raise Http404("No such atom.") from exc
+        return {"atom_id": atom_id, "error": {"code": exc.code, "message": exc.message}}
+    affected = result["affectedAtomIds"]
+    return {"atom_id": atom_id, "preview": result, "affected_digest": digest_of(affected),
+            "rows": _affected_rows(_tenant(request), affected, atom_id),
+            "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(result)}
+
+
+def _render_preview(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    template = "atoms/purge.html#purge-panel" if _partial(request) else "atoms/purge.html"
+    return TemplateResponse(request, template, context)
+
+
+@tenant_view(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def purge_page(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """GET: the dry-run preview. POST (confirm): start the purge and show its progress."""
+    tenant = _tenant(request)
+    barrier = _pending_barrier(tenant)
+    if (barrier and barrier["atomId"] == atom_id) or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
+        # Running or done: there is nothing to preview or confirm any more.
+        return _progress_response(request, atom_id)
+    if barrier:
+        if not Atom.objects.filter(tenant=tenant, id=atom_id).exists():
+            raise Http404("No such atom.")
+        other = barrier["atomId"]
+        return _render_preview(request, {"atom_id": atom_id, "blocked_by": other,
+                                         "blocked_url": reverse("atoms-purge-progress", args=[tenant.slug, other])})
+    context = _dry_run(request, atom_id)
+    if request.method == "GET" or "preview" not in context:
+        return _render_preview(request, context)
+    if request.POST.get("confirm") != "on":
+        return _render_preview(request, {**context, "confirm_error": "Tick the box to confirm the erasure."})
+    if request.POST.get("affected") != context["affected_digest"]:
+        return _render_preview(request, {**context, "changed": True})
+    try:
+        # maxWork 0 raises the barrier and does no erasing; the task does the rest.
+        atoms_purge(caller=person(request), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    except AtomError as exc:
+        return _render_preview(request, {**context, "error": {"code": exc.code, "message": exc.message}})
+    enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())
+    progress_url = reverse("atoms-purge-progress", args=[tenant.slug, atom_id])
+    if not _partial(request):
+        return redirect(progress_url)
+    response = _progress_response(request, atom_id)
+    response["HX-Trigger"] = STARTED_EVENT
+    response["HX-Push-Url"] = progress_url
+    return response
+
+
+# --- progress and receipt ----------------------------------------------------------------
+
+def _phases(current: str) -> list[dict[str, str]]:
+    names = [name for name, _ in PHASES]
+    at = names.index(current) if current in names else len(names)
+    return [{"name": name, "label": label, "status": "done" if i < at else "current" if i == at else "todo"}
+            for i, (name, label) in enumerate(PHASES)]
+
+
+def _percent(cp: Checkpoint) -> int:
+    """A rough overall figure for the bar: the closure grows while dependencies are found,
+    so early numbers are estimates; the phase list says exactly where the purge is."""
+    size = max(1, len(cp.closure))
+    phase = cp.phase()
+    if phase == "dependencies":
+        return 10 * cp.expanded // size
+    if phase == "revisions":
+        return 10 + 20 * cp.scanned // size
+    if phase == "erase":
+        return 30 + 65 * cp.erased // size
+    return 95
+
+
+def progress_context(tenant: Tenant, atom_id: str) -> dict[str, Any]:
+    purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
+    if purged is not None:
+        row = ErasureReceipt.objects.filter(tenant=tenant, id=purged.erasure_id).first()
+        receipt = row.receipt if row else None
+        return {"atom_id": atom_id, "state": "complete", "receipt": receipt,
+                "receipt_json": pretty(receipt) if receipt else "",
+                "started": _when(receipt and receipt.get("startedAt")),
+                "completed": _when(receipt and receipt.get("completedAt")),
+                "counts": sorted((receipt or {}).get("counts", {}).items())}
+    barrier = _pending_barrier(tenant)
+    if barrier and barrier["atomId"] == atom_id:
+        cp = Checkpoint.from_json(barrier["checkpoint"])
+        return {"atom_id": atom_id, "state": "running", "barrier": barrier, "phase": cp.phase(),
+                "phases": _phases(cp.phase()), "percent": _percent(cp), "closure": len(cp.closure),
+                "expanded": cp.expanded, "scanned": cp.scanned, "erased": cp.erased,
+                "started": _when(barrier.get("startedAt")), "run": run_state(tenant.pk, atom_id) or {}}
+    if not Atom.objects.filter(tenant=tenant, id=atom_id).exists():
+        raise Http404("No such atom.")
+    return {"atom_id": atom_id, "state": "none"}
+
+
+def _progress_response(request: HttpRequest, atom_id: str) -> TemplateResponse:
+    context = progress_context(_tenant(request), atom_id)
+    template = "atoms/purge_progress.html#purge-progress" if _partial(request) else "atoms/purge_progress.html"
+    return TemplateResponse(request, template, context)
+
+
+@tenant_view(Role.ADMIN)
+@require_GET
+def purge_progress(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """The purge's phase while it runs (htmx polls the partial), then its erasure receipt."""
+    return _progress_response(request, atom_id)
+
+
+@tenant_view(Role.ADMIN)
+@require_POST
+def purge_resume(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """Queue the slice task again for a pending purge (after storage errors used up its retries)."""
+    tenant = _tenant(request)
+    barrier = _pending_barrier(tenant)
+    if barrier and barrier["atomId"] == atom_id:
+        enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())
+    if not _partial(request):
+        return redirect("atoms-purge-progress", slug=tenant.slug, atom_id=atom_id)
+    response = _progress_response(request, atom_id)
+    response["HX-Trigger"] = STARTED_EVENT
+    return response

@@ -1,0 +1,160 @@
+"""The semantic part of bench/atoms_scale.py (`--semantic`): indexing throughput per worker
+and hybrid read / search latency on the same corpus.
+
+At each size of `--semantic-sizes` the tenant's atoms are indexed and read / search are
+timed again with the provider on (hybrid candidates: the nearest index entries plus the
+lexical ones, scored 0.8·semantic + 0.2·lexical, atoms.md §6.3):
+
+- up to `--minilm-max` atoms (default 10,000) with MiniLM, the deployment default. The
+  drain runs as the Celery task does (index_drain, steps of 32 events) and is timed: that
+  is the indexing throughput per worker. Its query vectors are real MiniLM encodings, so
+  their time is inside the measured latency.
+- above it with FakeHashProvider at 384 dimensions (MiniLM's width), because encoding
+  100,000 atoms with MiniLM takes longer than the run may on this machine. The HNSW file,
+  the candidate set and the scoring work are those of a 384-dimensional index; only the
+  query encoding is nearly free, so the MiniLM encode time of the same queries is measured
+  apart and added to give the projected latency.
+
+The provider is switched with override_settings(ATOMS_EMBEDDING_PROVIDER=...), the
+setting the engine reads per request; the lexical figures run with none.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from kv import Stats, progress, stats_of
+
+MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
+FAKE_384 = {"class": "atoms.core.embedding.FakeHashProvider", "options": {"dimensions": 384}}
+WORKER_STEP = 32  # events per index_step, as atoms.index_update runs them
+SETUP_STEP = 256  # the fake index is setup, not a figure: larger steps, fewer transactions
+
+Measure = Callable[..., dict[str, Any]]
+
+
+def provider_for(size: int, minilm_max: int) -> tuple[str, dict[str, Any]]:
+    return ("minilm", MINILM) if size <= minilm_max else ("fake-hash-384", FAKE_384)
+
+
+def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Drain the tenant's feed under `spec` (timed), then build the HNSW file (timed)."""
+    import torch
+    from django.test import override_settings
+    from tqdm import tqdm
+
+    from atoms.embedding import load_provider
+    from atoms.models import IndexCheckpoint
+    from atoms.services.indexing import backlog, index_drain
+    from atoms.vector_index import refresh
+
+    started = time.perf_counter()
+    loaded = load_provider(spec)
+    assert loaded is not None
+    load_seconds = time.perf_counter() - started
+    step = WORKER_STEP if name == "minilm" else SETUP_STEP
+    with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
+        checkpoint, _ = IndexCheckpoint.objects.get_or_create(tenant=tenant, config=loaded.config, policy="default")
+        total = backlog(tenant, checkpoint)
+        indexed, started = 0, time.perf_counter()
+        with tqdm(total=total, desc=f"  indexing ({name})", unit="atom", file=sys.stderr) as bar:
+            while True:
+                # The task's own loop: 30 s of steps, then it queues itself again.
+                result = index_drain(tenant=tenant, loaded=loaded, policy="default", seconds=30.0, step=step)
+                indexed += result.indexed
+                bar.update(result.processed)
+                if not result.pending:
+                    break
+        drain_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        snapshot = refresh(tenant.pk, loaded.config)
+        refresh_seconds = time.perf_counter() - started
+    figures = {"provider": name, "encoder": loaded.provider.id, "atoms": indexed, "step": step,
+               "drain_seconds": drain_seconds, "atoms_per_second": indexed / drain_seconds if drain_seconds else None,
+               "refresh_seconds": refresh_seconds, "vectors": snapshot.vectors if snapshot else 0,
+               "model_load_seconds": load_seconds, "torch_threads": torch.get_num_threads()}
+    progress(f"  indexed {indexed:,} atoms with {loaded.provider.id} in {drain_seconds:.1f} s "
+             f"({figures['atoms_per_second'] or 0:,.0f} atoms/s, steps of {step}); HNSW file {refresh_seconds:.1f} s")
+    return figures
+
+
+def query_encoding(queries: list[str]) -> dict[str, Any]:
+    """MiniLM's time to encode one query, as prepare() does once per request."""
+    from atoms.embedding import load_provider
+
+    loaded = load_provider(MINILM)
+    assert loaded is not None
+    for query in queries[:3]:
+        loaded.encode([query])
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        loaded.encode([query])
+        samples.append(time.perf_counter() - started)
+    stats = stats_of(samples)
+    progress(f"  MiniLM query encoding: median {stats.median_ms:.1f} ms, p95 {stats.p95_ms:.1f} ms")
+    return asdict(stats)
+
+
+def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure: Measure,
+           budget_s: float, torch_threads: int) -> dict[str, Any]:
+    """Index the corpus as it stands and time hybrid read and search on it. torch is
+    imported here, not earlier, so that the lexical rows before it do not carry it."""
+    import torch
+    from django.test import override_settings
+
+    from atoms.services.read import atoms_read
+    from atoms.services.search import atoms_search
+
+    if torch_threads:
+        torch.set_num_threads(torch_threads)
+    name, spec = provider_for(size, minilm_max)
+    progress(f"semantic index at {size:,} atoms ({name}) ...")
+    row: dict[str, Any] = {"index": index(caller.tenant, name, spec)}
+    with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
+        probe = atoms_search(caller=caller, body={"query": queries[0]})
+        row["index_state"] = probe["diagnostics"]["index"]  # "ready": every candidate had a valid entry
+        row["read"] = measure("read", lambda q: atoms_read(
+            caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
+        row["search"] = measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries, budget_s)
+    if name != "minilm":
+        row["minilm_query_encoding"] = encoding = query_encoding(queries)
+        for op in ("read", "search"):
+            stats = row[op]["stats"]
+            row[op]["projected_with_minilm_ms"] = {"median_ms": stats["median_ms"] + encoding["median_ms"],
+                                                   "p95_ms": stats["p95_ms"] + encoding["p95_ms"]}
+    return row
+
+
+def print_table(rows: list[dict[str, Any]], targets: dict[str, float]) -> None:
+    semantic = [row for row in rows if row.get("hybrid")]
+    if not semantic:
+        return
+    print("\nHybrid recall (semantic index on), service time in ms")
+    header = (f"{'atoms':>7} {'provider':<14} {'op':<6} {'median':>7} {'p95':>7} {'p95/target':>10} "
+              f"{'+MiniLM query p95':>17} {'lexical p95':>11} {'scanned':>8} {'index':>6}")
+    print(header + "\n" + "-" * len(header))
+    for row in semantic:
+        h = row["hybrid"]
+        for op in ("read", "search"):
+            stats = Stats(**h[op]["stats"])
+            projected = h[op].get("projected_with_minilm_ms")
+            plus = f"{projected['p95_ms']:.1f}" if projected else "included"
+            print(f"{row['size']:>7,} {h['index']['provider']:<14} {op:<6} {stats.median_ms:>7.1f} {stats.p95_ms:>7.1f} "
+                  f"{stats.p95_ms / targets[op]:>9.2f}x {plus:>17} "
+                  f"{row[op]['stats']['p95_ms']:>11.1f} {h[op]['scanned_median']:>8,.0f} {h['index_state']:>6}")
+    for row in semantic:
+        index = row["hybrid"]["index"]
+        label = "per worker" if index["provider"] == "minilm" else "(setup, not a figure)"
+        print(f"indexing {index['atoms']:,} atoms with {index['encoder']}: {index['atoms_per_second'] or 0:,.0f} atoms/s "
+              f"{label}, steps of {index['step']}, {index['torch_threads']} torch thread(s); HNSW file "
+              f"{index['refresh_seconds']:.1f} s for {index['vectors']:,} vectors")
+    encodings = [row["hybrid"]["minilm_query_encoding"] for row in semantic if "minilm_query_encoding" in row["hybrid"]]
+    if encodings:
+        print("rows with fake-hash-384 vectors: the +MiniLM column adds the measured MiniLM query encoding "
+              f"(p95 {statistics.fmean(e['p95_ms'] for e in encodings):.1f} ms) to the hybrid p95")

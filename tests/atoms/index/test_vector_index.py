@@ -1,0 +1,85 @@
+"""The worker-built vector file (atoms/vector_index.py): refresh, deletes, purge rebuild."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from atoms.core.embedding import FakeHashProvider
+from atoms.models import ErasureReceipt, IndexEntry, Ref, Revision, VectorIndexSnapshot, VectorTombstone
+from atoms.vector_index import forget_opened, nearest, refresh
+from tests.atoms.api.helpers import create
+
+
+def drain(client) -> None:
+    while client.post("index/update", {"options": {"limit": 256}}).json()["pending"]:
+        pass
+
+
+def query(text: str) -> np.ndarray:
+    return np.asarray([FakeHashProvider(64).encode_one(text)], dtype=np.float32)
+
+
+def test_refresh_writes_a_file_covering_every_entry(I, X):
+    I.ok_write(*[create(f"a{i}", f"note {i} about topic{i}") for i in range(20)])
+    drain(X)
+    entry = IndexEntry.objects.first()
+    snapshot = refresh(entry.tenant_id, entry.config)
+    assert snapshot is not None and snapshot.version == 1
+    assert snapshot.built_through == IndexEntry.objects.order_by("-id").first().id
+    assert snapshot.vectors == 20
+    hits = nearest(entry.tenant_id, entry.config, query("note 7 about topic7"), 3)
+    best = max(hits, key=hits.get)
+    assert Revision.objects.get(id=IndexEntry.objects.get(id=best).revision_id).body == "note 7 about topic7"
+
+
+def test_a_refresh_without_changes_keeps_the_version(I, X):
+    I.ok_write(create("a", "alpha"))
+    drain(X)
+    entry = IndexEntry.objects.get()
+    assert refresh(entry.tenant_id, entry.config).version == 1
+    assert refresh(entry.tenant_id, entry.config).version == 1
+
+
+def test_a_re_encoded_entry_leaves_the_file_at_the_next_refresh(I, X):
+    outcome = I.ok_write(create("a", "alpha beta"))
+    drain(X)
+    entry = IndexEntry.objects.get()
+    refresh(entry.tenant_id, entry.config)
+    I.ok_write({"id": "r", "op": "revise", "target": outcome["changes"]["a"]["ref"],
+                "content": {"text": "gamma delta", "links": []}, "sources": []})
+    drain(X)
+    assert VectorTombstone.objects.filter(entry_id=entry.id).exists()
+    snapshot = refresh(entry.tenant_id, entry.config)
+    assert snapshot.version == 2 and snapshot.vectors == 1
+    assert not VectorTombstone.objects.exists()
+    forget_opened()
+    hits = nearest(entry.tenant_id, entry.config, query("alpha beta"), 5)
+    assert entry.id not in hits
+
+
+def test_new_entries_are_found_before_the_next_refresh(I, X):
+    I.ok_write(create("a", "alpha"))
+    drain(X)
+    first = IndexEntry.objects.get()
+    refresh(first.tenant_id, first.config)
+    I.ok_write(create("b", "omega"))
+    drain(X)
+    second = IndexEntry.objects.exclude(id=first.id).get()
+    hits = nearest(first.tenant_id, first.config, query("omega"), 1)
+    assert second.id in hits
+
+
+def test_a_purge_rebuilds_the_file_without_the_erased_vectors(I, X, Z, django_capture_on_commit_callbacks, eager):
+    outcome = I.ok_write(create("a", "erase me"), create("b", "keep me"))
+    drain(X)
+    entry = IndexEntry.objects.first()
+    refresh(entry.tenant_id, entry.config)
+    atom_id = Ref.objects.get(id=outcome["changes"]["a"]["ref"]).atom_id
+    with django_capture_on_commit_callbacks(execute=True):
+        response = Z.post("purge", {"atomId": atom_id})
+    assert response.status_code == 200, response.content
+    counts = ErasureReceipt.objects.get().receipt["counts"]
+    assert (counts["indexEntries"], counts["vectors"]) == (1, 1)
+    assert IndexEntry.objects.count() == 1
+    snapshot = VectorIndexSnapshot.objects.get()
+    assert (snapshot.vectors, snapshot.version) == (1, 2)  # rebuilt on commit (tasks run in-process here)

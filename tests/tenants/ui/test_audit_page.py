@@ -1,0 +1,142 @@
+"""The audit log page: every role reads it, filters narrow it, a signed cursor pages it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryhub.actors import Actor
+from memoryhub.audit import audit_record
+from memoryhub.models import AuditEvent
+from tenants.views_audit import PAGE_SIZE
+
+URL = "/t/acme/audit/"
+HX = {"HX-Request": "true"}
+
+
+def event(tenant, action: str, *, actor: str = "tests", object_type: str = "o", object_id: str = "1",
+          days_ago: int = 0) -> AuditEvent:  # type: ignore[no-untyped-def]
+    row = audit_record(tenant=tenant, actor=Actor.system(actor), action=action, object_type=object_type,
+                       object_id=object_id)
+    if days_ago:
+        AuditEvent.objects.filter(pk=row.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
+    return row
+
+
+def actions_in(html: str) -> list[str]:
+    rows = html.split('data-testid="audit-row"')[1:]
+    return [row.split("<code>", 1)[1].split("</code>", 1)[0] for row in rows]
+
+
+@pytest.mark.parametrize("who", ["alice", "bob", "carol"])
+def test_every_role_reads_the_log(request, client, acme, who):
+    event(acme, "memory.write")
+    client.force_login(request.getfixturevalue(who))
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert actions_in(response.content.decode()) == ["memory.write"]
+
+
+def test_another_tenant_is_404_and_its_rows_never_show(client, acme, globex, dave, carol):
+    event(globex, "globex.secret")
+    event(acme, "acme.thing")
+    client.force_login(dave)
+    assert client.get(URL).status_code == 404
+    client.force_login(carol)
+    html = client.get(URL).content.decode()
+    assert actions_in(html) == ["acme.thing"] and "globex.secret" not in html
+
+
+def test_anonymous_visitors_are_sent_to_login(client, acme):
+    response = client.get(URL)
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_the_log_is_read_only(client, acme, alice):
+    client.force_login(alice)
+    assert client.post(URL).status_code == 405
+
+
+def test_filters_narrow_by_actor_action_prefix_and_object_type(client, acme, carol):
+    event(acme, "atoms.write", actor="key:k_agent", object_type="atom")
+    event(acme, "atoms.purge", actor="user:alice", object_type="erasure")
+    event(acme, "memory.write", actor="user:alice", object_type="memory")
+    client.force_login(carol)
+    assert actions_in(client.get(URL, {"action": "atoms."}).content.decode()) == ["atoms.purge", "atoms.write"]
+    assert actions_in(client.get(URL, {"actor": "ALICE"}).content.decode()) == ["memory.write", "atoms.purge"]
+    assert actions_in(client.get(URL, {"object_type": "atom"}).content.decode()) == ["atoms.write"]
+    both = client.get(URL, {"actor": "alice", "action": "atoms"}).content.decode()
+    assert actions_in(both) == ["atoms.purge"]
+    assert '<option value="erasure">erasure</option>' in both
+
+
+def test_a_date_range_includes_both_end_days(client, acme, carol):
+    event(acme, "old", days_ago=10)
+    event(acme, "middle", days_ago=5)
+    event(acme, "today")
+    today = timezone.now().date()
+    client.force_login(carol)
+    since, until = (today - timedelta(days=5)).isoformat(), (today - timedelta(days=5)).isoformat()
+    assert actions_in(client.get(URL, {"since": since, "until": until}).content.decode()) == ["middle"]
+    assert actions_in(client.get(URL, {"since": since}).content.decode()) == ["today", "middle"]
+    assert actions_in(client.get(URL, {"until": (today - timedelta(days=6)).isoformat()}).content.decode()) == ["old"]
+
+
+def test_bad_dates_are_reported_with_200_and_ignored(client, acme, carol):
+    event(acme, "thing")
+    client.force_login(carol)
+    response = client.get(URL, {"since": "yesterday", "until": "2020-01-01"}, headers=HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="filter-errors"' in html and "Use a date like 2026-01-31." in html
+    assert actions_in(html) == []  # the valid end date still applies
+    reversed_range = client.get(URL, {"since": "2030-01-02", "until": "2030-01-01"}).content.decode()
+    assert "The end date is before the start date." in reversed_range
+
+
+def test_pages_follow_a_cursor_without_gaps_or_repeats(client, acme, carol):
+    for i in range(PAGE_SIZE + 5):
+        event(acme, f"thing.{i}", object_id=str(i))
+    client.force_login(carol)
+    first = client.get(URL, {"action": "thing."}).content.decode()
+    assert len(actions_in(first)) == PAGE_SIZE
+    older = first.split('data-testid="older"')[0].rsplit('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+    assert "action=thing." in older and "cursor=" in older
+    second = client.get(older).content.decode()
+    assert len(actions_in(second)) == 5 and 'data-testid="older"' not in second
+    assert set(actions_in(first)) | set(actions_in(second)) == {f"thing.{i}" for i in range(PAGE_SIZE + 5)}
+    assert "Newest entries" in second
+
+
+def test_a_forged_cursor_is_refused_and_the_first_page_shown(client, acme, carol):
+    event(acme, "thing")
+    client.force_login(carol)
+    response = client.get(URL, {"cursor": "not-a-cursor"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="audit-notice"' in html and actions_in(html) == ["thing"]
+
+
+def test_an_htmx_request_gets_only_the_results(client, acme, carol):
+    event(acme, "thing")
+    client.force_login(carol)
+    response = client.get(URL, {"action": "th"}, headers=HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="audit-results"') and "<html" not in html
+    assert actions_in(html) == ["thing"]
+
+
+def test_an_empty_log_says_so(client, acme, carol):
+    client.force_login(carol)
+    assert b'data-testid="audit-empty"' in client.get(URL).content
+
+
+def test_an_htmx_filter_pushes_a_clean_address(client, acme, carol):
+    client.force_login(carol)
+    response = client.get(URL, {"actor": "", "action": "memory.", "object_type": "", "since": "", "until": ""},
+                          headers=HX)
+    assert response["HX-Push-Url"] == "/t/acme/audit/?action=memory."
+    assert client.get(URL, headers=HX)["HX-Push-Url"] == "/t/acme/audit/"
