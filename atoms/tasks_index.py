@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_init
 from django.db import OperationalError
 
+from atoms import embedding
 from atoms.embedding import ModelSpaceMismatch, ProviderUnavailable, has_provider, tenant_provider
 from atoms.errors import AtomError
 from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
@@ -16,6 +18,13 @@ from memoryhub.enqueue import enqueue_now
 from tenants.models import Tenant
 
 logger = logging.getLogger("atoms.index")
+
+
+@worker_init.connect
+def _mark_worker(**_: object) -> None:
+    """The encoder built in this process (or its pool children) may use the worker's torch
+    thread count (ATOMS_WORKER_TORCH_THREADS) instead of the web processes' one."""
+    embedding.IN_WORKER = True
 
 
 @shared_task(name="atoms.index_update", autoretry_for=(OperationalError,), max_retries=5, retry_backoff=5,

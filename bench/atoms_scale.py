@@ -1,6 +1,7 @@
 """Atom read and search latency as one tenant's corpus grows (design.md, non-functional targets).
 
     .venv/bin/python bench/atoms_scale.py [--quick] [--sizes 1000,10000,100000] [--postgres]
+        [--semantic [--semantic-sizes 10000,100000] [--minilm-max 10000] [--torch-threads 1]]
 
 One fresh tenant is filled through the service layer (atoms_write with an ingest key, batches
 of 128 changes: the write budget's maxAtoms ceiling) with a deterministic synthetic corpus: texts of 8-20 words drawn with a Zipf
@@ -13,6 +14,11 @@ the process's peak RSS, prints a table with the 10k -> 100k growth and p95/targe
 bench/out/atoms_scale.json. SQLite in a temporary file by default; --postgres uses
 DATABASE_URL or postgres://postgres@127.0.0.1:5432/mh_bench_atoms (created if missing), where
 the bench tenant is deleted afterwards. Only 127.0.0.1 is contacted; every loop is bounded.
+
+These lexical figures run without an embedding provider (ATOMS_EMBEDDING=none). With
+--semantic, at the sizes of --semantic-sizes the corpus is also indexed and read / search
+are timed again with the semantic index on, and the MiniLM drain gives the indexing
+throughput per worker (bench/atoms_semantic.py says how).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import atoms_semantic
 from kv import Stats, progress, stats_of
 from memory_files import ensure_database
 
@@ -198,6 +205,9 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
                        caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
                    "search": measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries,
                                      args.measure_limit)}
+            if args.semantic and reached == size and size in args.semantic_sizes:
+                row["hybrid"] = atoms_semantic.hybrid(caller, size, args.minilm_max, queries, measure,
+                                                      args.measure_limit, args.torch_threads)
             rows.append(row)
             if reached < size:
                 break
@@ -236,6 +246,7 @@ def print_table(report: dict[str, Any]) -> None:
                 f"{op} median {r['median_ms']:.2f}x, p95 {r['p95_ms']:.2f}x" for op, r in ratio.items()))
     print(f"targets: read p95 <= {TARGETS_P95_MS['read']:.0f} ms, search p95 <= {TARGETS_P95_MS['search']:.0f} ms "
           "at 100k atoms; read sub-linear in N")
+    atoms_semantic.print_table(report["rows"], TARGETS_P95_MS)
     short = [row for row in report["rows"] if row["size"] < row["target_size"]]
     if short:
         print(f"NOTE: the build limit stopped the corpus at {short[0]['size']:,} of {short[0]['target_size']:,} atoms")
@@ -248,15 +259,26 @@ def main() -> int:
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL on 127.0.0.1 instead of SQLite")
     parser.add_argument("--build-limit", type=float, default=480.0, help="seconds for writing the corpus in all")
     parser.add_argument("--measure-limit", type=float, default=90.0, help="seconds of timed calls per op and size")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also index the corpus and time hybrid read/search (bench/atoms_semantic.py)")
+    parser.add_argument("--semantic-sizes", default="10000,100000", help="sizes with the semantic phase")
+    parser.add_argument("--minilm-max", type=int, default=10_000,
+                        help="largest size indexed with MiniLM; above it FakeHashProvider at 384 dimensions")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="torch intra-op threads with --semantic (default 1: one core per worker child; 0: torch's default)")
     args = parser.parse_args()
+    args.semantic_sizes = {int(part) for part in args.semantic_sizes.split(",") if part.strip()}
     raw = args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")
     args.sizes = sorted({int(part) for part in raw.split(",") if part.strip()})
     if not args.sizes or args.sizes[0] < 10 or args.sizes[-1] > 1_000_000:
         parser.error("sizes must be between 10 and 1,000,000")
     tmp = Path(tempfile.mkdtemp(prefix="memoryhub-bench-atoms-"))
+    # The lexical figures run without a provider; --semantic switches one on per phase.
     os.environ.update(MEMORYHUB_VAR_DIR=str(tmp / "var"), LOG_LEVEL="WARNING",
-                      DJANGO_SETTINGS_MODULE="memoryhub.settings")
-    os.environ.pop("REDIS_URL", None)  # embedded mode: nothing else to reach
+                      DJANGO_SETTINGS_MODULE="memoryhub.settings", ATOMS_EMBEDDING="none",
+                      HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    for name in ("REDIS_URL", "ATOMS_VECTOR_INDEX_ROOT"):  # embedded mode; vector files in the temporary folder
+        os.environ.pop(name, None)
     sys.path.insert(0, str(ROOT))
     if args.postgres:
         given = os.environ.get("DATABASE_URL", "")
@@ -272,6 +294,7 @@ def main() -> int:
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     report = {"date": started.isoformat(timespec="seconds"), "seconds": (datetime.now(UTC) - started).seconds,
+              "embedding_for_lexical_figures": None,
               "command": " ".join([".venv/bin/python", "bench/atoms_scale.py", *sys.argv[1:]]), "machine": machine,
               "database_url_host": urlparse(url).hostname or "file", "targets_p95_ms": TARGETS_P95_MS, **figures}
     report["growth"] = {"1k->10k": growth(figures["rows"], 1000, 10_000),

@@ -349,6 +349,10 @@ _vector_root = os.environ.get("ATOMS_VECTOR_INDEX_ROOT")
 ATOMS_VECTOR_INDEX_ROOT: Path | None = (
     VAR_DIR / "vector-index" if _vector_root is None else (Path(_vector_root) if _vector_root.strip() else None)
 )
+# torch threads of the MiniLM encoder: web processes (default 1: one short query each, no
+# oversubscription) and Celery workers (default 0: torch's own choice, every core).
+ATOMS_TORCH_THREADS = env_int("ATOMS_TORCH_THREADS", 1)
+ATOMS_WORKER_TORCH_THREADS = env_int("ATOMS_WORKER_TORCH_THREADS", 0)
 # Nearest entries a read or search takes from the vector index per signal text.
 ATOMS_VECTOR_CANDIDATES = env_int("ATOMS_VECTOR_CANDIDATES", 256)
 ATOMS_CURSOR_TTL_MS = env_int("ATOMS_CURSOR_TTL_MS", 300_000)

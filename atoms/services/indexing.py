@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Max, Q
 
@@ -79,6 +80,22 @@ def valid_entries(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dic
             head = by_atom[entry.atom_id]
             if entry.policy == head.policy and entry.text_hash == sha256_hex(head.body):
                 out[entry.atom_id] = entry
+    return out
+
+
+def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, np.ndarray]:
+    """atom id → its (count x dimensions) vectors, for heads with a valid entry: the scoring
+    path, read as plain values (no model instances) since every candidate of a read needs it."""
+    by_atom = {h.atom_id: h for h in heads}
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(heads), 500):
+        ids = [h.atom_id for h in heads[start:start + 500]]
+        rows = IndexEntry.objects.filter(tenant=tenant, config=config, atom_id__in=ids).values_list(
+            "atom_id", "policy", "text_hash", "count", "dimensions", "vectors")
+        for atom_id, policy, text_hash, count, dimensions, vectors in rows:
+            head = by_atom[atom_id]
+            if policy == head.policy and text_hash == sha256_hex(head.body):
+                out[atom_id] = np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions)
     return out
 
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from atoms.embedding import LoadedProvider, ModelSpaceMismatch, ProviderUnavailable, provider_spec, tenant_provider
 from atoms.models import AtomStore, IndexEntry, Revision
 from atoms.services.candidates import Candidates, lexical_candidates
-from atoms.services.indexing import valid_entries
+from atoms.services.indexing import valid_vectors
 from atoms.text_signals import signal_texts
 from tenants.models import Tenant
 
@@ -120,11 +120,9 @@ def cosines(tenant: Tenant, semantic: Semantic, revisions: Sequence[Revision]) -
     if not semantic.active:
         return lambda revision: (lambda text: None)
     assert semantic.loaded is not None
-    entries = valid_entries(tenant, semantic.loaded.config, list(revisions))
-    matrices: dict[str, np.ndarray] = {}
-    for atom_id, entry in entries.items():
-        if entry.count:
-            matrices[atom_id] = np.frombuffer(bytes(entry.vectors), dtype="<f4").reshape(entry.count, entry.dimensions)
+    entries = valid_vectors(tenant, semantic.loaded.config, list(revisions))
+    # An entry with no vectors (an empty text) is valid but has nothing to compare.
+    matrices = {atom_id: matrix for atom_id, matrix in entries.items() if len(matrix)}
     if any(r.atom_id not in entries for r in revisions):
         semantic.pending = True
 
