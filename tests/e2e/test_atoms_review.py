@@ -10,17 +10,9 @@ from playwright.sync_api import expect
 
 from atoms.models import Revision
 from tests.atoms.ui.review_helpers import FLAGGED, agent_write, head_of, write
-from tests.conftest import PASSWORD
+from tests.e2e.helpers import log_in
 
 pytestmark = pytest.mark.browser
-
-
-def log_in(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url("**/t/acme/")
 
 
 def test_a_reviewer_approves_a_quarantined_atom_from_the_queue(bob, acme, page, screenshot):

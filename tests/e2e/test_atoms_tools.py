@@ -6,18 +6,10 @@ import pytest
 
 from atoms.models import Atom, ErasureReceipt
 from tests.atoms.ui.tools_helpers import cited_pair, write
-from tests.conftest import PASSWORD
+from tests.e2e.helpers import log_in
 from tests.tenants.ui.memory_helpers import seed, stage
 
 pytestmark = pytest.mark.browser
-
-
-def log_in(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url("**/t/acme/")
 
 
 def test_an_admin_previews_a_purge_confirms_it_and_gets_the_receipt(alice, acme, page, screenshot, eager):

@@ -5,18 +5,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import PASSWORD
+from tests.e2e.helpers import log_in
 from tests.tenants.ui.memory_helpers import entries_of, seed, volume_of
 
 pytestmark = pytest.mark.browser
-
-
-def log_in(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url("**/t/acme/")
 
 
 def test_a_reviewer_approves_a_staged_write_and_the_next_session_has_it(bob, acme, make_key, client_for, page, screenshot):
