@@ -90,6 +90,30 @@ ATTNAMES = [f.attname for f in Revision._meta.concrete_fields]
 BODY = COLUMNS.index("body")
 
 
+Converters = list[tuple[int, list[Any], Any]]
+
+
+def _converters() -> Converters:
+    """(position, converters, column) of the fields whose raw values need converting on this
+    connection, as the ORM's compiler would apply them (SQLite booleans, JSON fields)."""
+    out: Converters = []
+    for position, field_ in enumerate(Revision._meta.concrete_fields):
+        column = field_.get_col(Revision._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + field_.get_db_converters(connection)
+        if converters:
+            out.append((position, converters, column))
+    return out
+
+
+def _revision(values: Sequence[Any], converters: Converters) -> Revision:
+    """A Revision from one raw row, converted exactly as a normal ORM load."""
+    row = list(values)
+    for position, functions, column in converters:
+        for convert in functions:
+            row[position] = convert(row[position], column, connection)
+    return Revision.from_db(connection.alias, ATTNAMES, row)
+
+
 def _columns(alias: str = "") -> str:
     return ", ".join(f"{alias}.{c}" if alias else c for c in COLUMNS)
 
@@ -144,6 +168,7 @@ def lexical_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], re
     sql, params = _query(tenant, tokens, list(read_policies), require_approval)
     found: list[dict[str, str]] = []
     rows: dict[str, Revision] = {}
+    converters = _converters()
     scanned = 0
     complete = True
     # A server-side cursor on PostgreSQL: the scan stops once one head past the limit shows
@@ -161,7 +186,7 @@ def lexical_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], re
                 if len(found) == limit:
                     complete = False
                     break
-                revision = Revision.from_db(connection.alias, ATTNAMES, values)
+                revision = _revision(values, converters)
                 rows[revision.id] = revision
                 found.append({"kind": "pinned", "atomId": revision.atom_id, "revisionId": revision.id})
     return Candidates(refs=found, complete=complete, scanned=scanned, rows=rows)

@@ -158,3 +158,24 @@ def test_postgresql_has_the_trigram_and_unfolded_indexes(db):
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'atoms_revision'")
         names = {row[0] for row in cursor.fetchall()}
     assert {"atoms_rev_fold_trgm", "atoms_rev_unfolded"} <= names
+
+
+def test_rows_the_provider_hands_over_equal_the_orm_rows(acme, make_key):
+    """The provider builds Revisions from raw rows: every field must read back exactly as a
+    normal ORM load (booleans, JSON) so the core can use them in place of a re-read."""
+    from atoms.models import Revision
+    from atoms.principal import Principal
+    from atoms.services.candidates import lexical_candidates
+    from atoms.services.write import atoms_write
+
+    key, _ = make_key(acme, "ingest")
+    atoms_write(caller=Principal.for_key(key), body={"changes": [
+        {"id": "a", "op": "create", "content": {"text": "coffee beans", "links": []}, "sources": []}]})
+    Revision.objects.update(valid_time={"from": 1, "to": 2})
+    found = lexical_candidates(tenant=acme, kinds={"query": ["coffee"]}, read_policies=["default"],
+                               require_approval=False, limit=10)
+    (handed,) = found.rows.values()
+    loaded = Revision.objects.get(id=handed.id)
+    fields = [f.attname for f in Revision._meta.concrete_fields]
+    assert {f: getattr(handed, f) for f in fields} == {f: getattr(loaded, f) for f in fields}
+    assert handed.is_head is True and handed.valid_time == {"from": 1, "to": 2}
