@@ -102,18 +102,17 @@ def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSn
             for _, entry_id, count in tombstones:
                 if entry_id <= start:
                     index.remove(np.arange(count, dtype=np.uint64) + np.uint64(entry_id * MAX_CHUNKS))
+        # Keyset pages over this tenant's rows: ids are shared by all tenants, so stepping
+        # through id ranges would mostly query other tenants' gaps.
         built = start
-        for batch_start in range(0, newest - start + 1, BUILD_BATCH):
-            rows = list(entries.filter(id__gt=start + batch_start, id__lte=min(newest, start + batch_start + BUILD_BATCH)))
-            keys: list[np.ndarray] = []
-            vectors: list[np.ndarray] = []
-            for entry in rows:
-                if entry.count:
-                    keys.append(np.arange(entry.count, dtype=np.uint64) + np.uint64(entry.id * MAX_CHUNKS))
-                    vectors.append(_matrix(entry))
+        while True:
+            rows = list(entries.filter(id__gt=built, id__lte=newest).order_by("id")[:BUILD_BATCH])
+            if not rows:
+                break
+            keys = [np.arange(e.count, dtype=np.uint64) + np.uint64(e.id * MAX_CHUNKS) for e in rows if e.count]
             if keys:
-                index.add(np.concatenate(keys), np.concatenate(vectors), threads=1)
-            built = min(newest, start + batch_start + BUILD_BATCH)
+                index.add(np.concatenate(keys), np.concatenate([_matrix(e) for e in rows if e.count]), threads=1)
+            built = rows[-1].id
         built = max(built, newest)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         index.save(str(temporary))

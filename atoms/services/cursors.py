@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core import signing
 
 from atoms.clock import now_ms
-from atoms.core.canonical import digest
+from atoms.core.canonical import canonical, digest
 from atoms.errors import AtomError, denied, invalid
 from atoms.models import AtomStore
 from atoms.principal import Binding
@@ -64,3 +64,17 @@ def open_cursor(*, binding: Binding, kind: str, request: Any, cursor: str,
     if payload.get("b") != _bound(kind, binding, request):
         raise AtomError("CURSOR_EXPIRED", "The cursor was issued for another request.", {"path": path})
     return payload["p"]
+
+
+def bound_request(signal: dict[str, Any], raw_options: Any, store: AtomStore) -> dict[str, Any]:
+    """What a read or search cursor is bound to: the signal, every option but the cursor,
+    and the tenant settings that change a ranking. INVALID_INPUT for an integer that no
+    JSON number (a double) can carry, which canonical JSON refuses."""
+    options = raw_options or {}
+    request = {**signal, "options": {k: v for k, v in options.items() if k != "cursor"},
+               "config": store.config, "requireApproval": store.require_approval}
+    try:
+        canonical(request)
+    except ValueError as exc:
+        raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    return request

@@ -16,8 +16,9 @@ redoes it; an entry is one row per (atom, config), so nothing is ever written tw
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import transaction
@@ -68,35 +69,31 @@ def head_seq(tenant: Tenant, policy: str) -> int:
     return int(found or 0)
 
 
-def valid_entries(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, IndexEntry]:
-    """atom id → entry, for the heads whose entry matches config, text hash and policy."""
-    if not heads:
-        return {}
+def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields: str) -> Iterator[tuple[Any, ...]]:
+    """(atom_id, *fields) of the entries valid for these heads: config, text hash and policy
+    all match (§10). Read as plain values, 500 atoms per query."""
     by_atom = {h.atom_id: h for h in heads}
-    out: dict[str, IndexEntry] = {}
-    for start in range(0, len(heads), 500):
-        ids = [h.atom_id for h in heads[start:start + 500]]
-        for entry in IndexEntry.objects.filter(tenant=tenant, config=config, atom_id__in=ids):
-            head = by_atom[entry.atom_id]
-            if entry.policy == head.policy and entry.text_hash == sha256_hex(head.body):
-                out[entry.atom_id] = entry
-    return out
-
-
-def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, np.ndarray]:
-    """atom id → its (count x dimensions) vectors, for heads with a valid entry: the scoring
-    path, read as plain values (no model instances) since every candidate of a read needs it."""
-    by_atom = {h.atom_id: h for h in heads}
-    out: dict[str, np.ndarray] = {}
     for start in range(0, len(heads), 500):
         ids = [h.atom_id for h in heads[start:start + 500]]
         rows = IndexEntry.objects.filter(tenant=tenant, config=config, atom_id__in=ids).values_list(
-            "atom_id", "policy", "text_hash", "count", "dimensions", "vectors")
-        for atom_id, policy, text_hash, count, dimensions, vectors in rows:
+            "atom_id", "policy", "text_hash", *fields)
+        for atom_id, policy, text_hash, *rest in rows:
             head = by_atom[atom_id]
             if policy == head.policy and text_hash == sha256_hex(head.body):
-                out[atom_id] = np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions)
-    return out
+                yield (atom_id, *rest)
+
+
+def valid_atoms(tenant: Tenant, config: str, heads: Sequence[Revision]) -> set[str]:
+    """Atom ids among `heads` whose entry is valid (the indexing path: nothing to encode)."""
+    return {atom_id for (atom_id,) in _valid_rows(tenant, config, heads)}
+
+
+def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, np.ndarray]:
+    """atom id → its (count x dimensions) vectors, for heads with a valid entry (the
+    scoring path: every candidate of a read needs it)."""
+    return {atom_id: np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions)
+            for atom_id, count, dimensions, vectors in _valid_rows(tenant, config, heads, "count", "dimensions",
+                                                                    "vectors")}
 
 
 def _encodable(head: Revision) -> bool:
@@ -152,7 +149,7 @@ def index_step(*, tenant: Tenant, loaded: LoadedProvider, policy: str, limit: in
     if not events:
         return StepResult(indexed=0, processed=0, pending=False)
     heads = _heads(tenant, {atom_id for _, _, atom_id in events})
-    valid = valid_entries(tenant, loaded.config, heads)
+    valid = valid_atoms(tenant, loaded.config, heads)
     todo = [h for h in heads if _encodable(h) and h.atom_id not in valid]
     dropped = [h.atom_id for h in heads if not _encodable(h)]
     entries = encode_entries(tenant, loaded, todo)
@@ -201,7 +198,7 @@ def index_prioritize(*, tenant: Tenant, loaded: LoadedProvider, revisions: Seque
     """Encode these revisions now if they are active heads without a valid entry; no
     checkpoint moves. Returns how many were encoded."""
     heads = [r for r in {r.id: r for r in revisions}.values() if _encodable(r)]
-    valid = valid_entries(tenant, loaded.config, heads)
+    valid = valid_atoms(tenant, loaded.config, heads)
     todo = [h for h in heads if h.atom_id not in valid]
     entries = encode_entries(tenant, loaded, todo)
     with transaction.atomic():

@@ -22,7 +22,7 @@ from typing import Any
 from django.db import transaction
 
 from atoms.clock import now_ms
-from atoms.core.canonical import canonical, sha256_hex
+from atoms.core.canonical import sha256_hex
 from atoms.core.closure import closures
 from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from atoms.core.text import seed_match
@@ -31,7 +31,7 @@ from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import check_deadline
-from atoms.services.cursors import issue_cursor, open_cursor
+from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.read_nodes import NodeBuilder
 from atoms.services.read_options import ReadOptions, parse_options, parse_state
 from atoms.services.recall_graph import recall, recall_figures, recall_settings
@@ -69,13 +69,7 @@ def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
     state = parse_state(body.get("state"))
     options = parse_options(body.get("options"))
     check_deadline(options.budget, now_ms())
-    raw_options = body.get("options") or {}
-    request = {"state": state, "options": {k: v for k, v in raw_options.items() if k != "cursor"},
-               "config": store.config, "requireApproval": store.require_approval}
-    try:
-        canonical(request)
-    except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
-        raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    request = bound_request({"state": state}, body.get("options"), store)
     kinds = {kind: value if isinstance(value, list) else [value] for kind, value in state.items()}
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.

@@ -19,14 +19,13 @@ from typing import Any
 from django.db import transaction
 
 from atoms.clock import now_ms
-from atoms.core.canonical import canonical
 from atoms.core.text import is_blank, seed_match
 from atoms.errors import AtomError, invalid
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import Budget, check_deadline, parse_paging
-from atoms.services.cursors import issue_cursor, open_cursor
+from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
@@ -81,13 +80,7 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
     query = body.get("query")
     if not isinstance(query, str) or is_blank(query):
         raise invalid("query must be a non-blank string.", path="query")
-    raw_options = body.get("options") or {}
-    request = {"query": query, "options": {k: v for k, v in raw_options.items() if k != "cursor"},
-               "config": store.config, "requireApproval": store.require_approval}
-    try:
-        canonical(request)
-    except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
-        raise invalid("An option holds a number outside the JSON range.", path="options") from exc
+    request = bound_request({"query": query}, body.get("options"), store)
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.
     semantic = prepare(caller.tenant, store, {"query": [query]}) if options.cursor is None else None

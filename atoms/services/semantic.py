@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 
-from atoms.embedding import LoadedProvider, ModelSpaceMismatch, ProviderUnavailable, provider_spec, tenant_provider
+from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
 from atoms.models import AtomStore, IndexEntry, Revision
 from atoms.services.candidates import Candidates, lexical_candidates
 from atoms.services.indexing import valid_vectors
@@ -60,7 +60,7 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
         return semantic
     try:
         matrix = loaded.encode(texts)
-    except (ModelSpaceMismatch, Exception) as exc:  # noqa: BLE001 - a failed encode is "pending", not an error
+    except Exception as exc:  # noqa: BLE001 - any failed encode (ModelSpaceMismatch included) is "pending"
         logger.warning("tenant %s: signal encoding failed, recall is lexical: %s", tenant.pk, exc)
         semantic.pending = True
         return semantic

@@ -20,7 +20,7 @@ def test_it_refuses_more_refs_than_the_limit(X):
     response = X.post("index/prioritize", {"refs": ["ref:x"] * 3, "options": {"limit": 2}})
     assert (response.status_code, response.json()["error"]["code"]) == (413, "LIMIT_EXCEEDED")
     response = X.post("index/prioritize", {"refs": ["ref:x"] * 257})
-    assert response.status_code in (400, 413)
+    assert (response.status_code, response.json()["error"]["details"]["limit"]) == (413, 256)
 
 
 def test_it_refuses_a_cursor(X):

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from atoms.models import IndexCheckpoint, IndexEntry, Ref
 from tests.atoms.api.helpers import create
-
-
-def drain(client) -> dict:
-    total = {"indexed": 0, "processed": 0}
-    for _ in range(100):
-        body = client.post("index/update", {}).json()
-        total["indexed"] += body["indexed"]
-        total["processed"] += body["processed"]
-        if not body["pending"]:
-            return total
-    raise AssertionError("the feed never drained")
+from tests.atoms.index.helpers import drain
 
 
 def test_it_reports_pending_until_the_index_is_drained(I, X):

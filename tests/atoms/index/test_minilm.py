@@ -7,6 +7,7 @@ import pytest
 
 from atoms.embedding import MINILM_ID, forget_providers, load_provider
 from tests.atoms.api.helpers import create
+from tests.atoms.index.helpers import drain
 
 MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
 
@@ -32,8 +33,7 @@ def test_a_paraphrase_finds_an_atom_with_no_shared_words(minilm, I, X):
     I.ok_write(create("pet", "My dog loves chasing tennis balls in the park."),
                create("car", "The invoice for the car repair arrived on Tuesday."),
                create("tax", "Quarterly tax filings are due at the end of the month."))
-    while X.post("index/update", {"options": {"limit": 64}}).json()["pending"]:
-        pass
+    drain(X, limit=64)
     query = "puppy fetch toy"
     from atoms.core.text import lexical
 

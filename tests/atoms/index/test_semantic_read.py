@@ -3,37 +3,46 @@ valid entry, lexical with index "pending" otherwise."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from atoms.core.embedding import FakeHashProvider
+from atoms.core.text import part
 from atoms.embedding import forget_providers
 from atoms.models import IndexEntry
 from tests.atoms.api.helpers import create
+from tests.atoms.index.helpers import drain
 
 
-def drain(client) -> None:
-    while client.post("index/update", {"options": {"limit": 256}}).json()["pending"]:
-        pass
+def test_indexed_atoms_rank_by_their_semantic_part(I, X):
+    """Two atoms with the same lexical match for "coffee tea" (one token of two): ranked by
+    0.8 semantic + 0.2 lexical the semantically closer one comes first, although the
+    lexical tie-break (shorter body first) would put the other first."""
+    fake = FakeHashProvider(64)
+    query = fake.encode_one("coffee tea")
 
+    def cosine(text: str) -> float:
+        return sum(x * y for x, y in zip(query, fake.encode_one(text), strict=True))
 
-def test_an_indexed_atom_scores_with_its_semantic_part(I, X):
-    I.ok_write(create("a", "coffee beans roasted dark"))
+    # The longer text must be the semantically closer one, so that lexical order and
+    # semantic order disagree; pick such a pair deterministically.
+    short = "coffee a"
+    long = next(text for text in (f"coffee filler{i} words{i}" for i in range(1000))
+                if cosine(text) > cosine(short) + 0.1)
+    assert part(0.5, cosine(long)) > part(0.5, cosine(short))
+    I.ok_write(create("s", short), create("l", long))
     drain(X)
     body = X.post("search", {"query": "coffee tea"}).json()
     assert body["diagnostics"]["index"] == "ready"
     assert body["diagnostics"]["approximate"] is True
-    fake = FakeHashProvider(64)
-    cosine = sum(x * y for x, y in zip(fake.encode_one("coffee tea"), fake.encode_one("coffee beans roasted dark"),
-                                       strict=True))
-    # One atom, no links: its score is its activation share, 1; m itself shows through the
-    # read observation's mFloor only lexically, so check the ranking inputs directly.
-    from atoms.core.text import part
+    assert [item["text"] for item in body["items"]] == [long, short]
 
-    expected = part(0.5, cosine)
-    assert math.isclose(expected, 0.8 * max(0.0, min(1.0, cosine)) + 0.1)
-    assert body["items"][0]["text"] == "coffee beans roasted dark"
+
+def test_without_the_index_the_same_atoms_rank_lexically(settings, I, X):
+    settings.ATOMS_EMBEDDING_PROVIDER = None
+    forget_providers()
+    I.ok_write(create("s", "coffee a"), create("l", "coffee filler0 words0"))
+    body = X.post("search", {"query": "coffee tea"}).json()
+    assert [item["text"] for item in body["items"]] == ["coffee a", "coffee filler0 words0"]
 
 
 def test_an_unindexed_candidate_makes_the_index_pending(I, X):

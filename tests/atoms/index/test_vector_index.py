@@ -8,11 +8,7 @@ from atoms.core.embedding import FakeHashProvider
 from atoms.models import ErasureReceipt, IndexEntry, Ref, Revision, VectorIndexSnapshot, VectorTombstone
 from atoms.vector_index import forget_opened, nearest, refresh
 from tests.atoms.api.helpers import create
-
-
-def drain(client) -> None:
-    while client.post("index/update", {"options": {"limit": 256}}).json()["pending"]:
-        pass
+from tests.atoms.index.helpers import drain
 
 
 def query(text: str) -> np.ndarray:
