@@ -4,12 +4,20 @@
 tenant's `atoms_config.embedding` overrides it, `null` included (atoms.md §10). Only
 classes listed in `settings.ATOMS_EMBEDDING_PROVIDERS` may be named, so a tenant admin can
 never make the service import arbitrary code.
+
+The default provider is loaded when a serving process starts, after any fork (`warm_up`,
+called by gunicorn.conf.py, memoryhub/wsgi.py, memoryhub/asgi.py and memoryhub/celery.py),
+so that no request pays for importing torch and reading the model; `/healthz` reports it
+(`encoder_status`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,6 +29,8 @@ from atoms.core.canonical import canonical
 from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
 from atoms.models import AtomStore
 from tenants.models import Tenant
+
+logger = logging.getLogger("atoms.embedding")
 
 MINILM_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
 _UNSET = object()
@@ -108,8 +118,9 @@ class LoadedProvider:
 
 
 _cache: dict[str, LoadedProvider] = {}
-_failed: dict[str, str] = {}
-_lock = threading.Lock()
+_failed: dict[str, tuple[str, str]] = {}  # (message, exception class of the cause)
+_seconds: dict[str, float] = {}  # how long building each cached provider took
+_lock = threading.Lock()  # held while a provider is built, so a process builds each one once
 
 
 def provider_spec(store: AtomStore) -> dict[str, Any] | None:
@@ -150,13 +161,17 @@ def load_provider(spec: dict[str, Any] | None) -> LoadedProvider | None:
         if key in _cache:
             return _cache[key]
         if key in _failed:
-            raise ProviderUnavailable(_failed[key])
+            raise ProviderUnavailable(_failed[key][0])
+        started = time.perf_counter()
         try:
             loaded = _load(spec)
         except ProviderUnavailable as exc:
-            _failed[key] = str(exc)
+            _failed[key] = (str(exc), type(exc.__cause__ or exc).__name__)
             raise
+        _seconds[key] = time.perf_counter() - started
         _cache[key] = loaded
+        # One line per model built: a process that builds the same one twice shows it here.
+        logger.info("embedding provider %s loaded in %.1f s (pid %d)", spec.get("class"), _seconds[key], os.getpid())
         return loaded
 
 
@@ -199,10 +214,109 @@ def has_provider(store: AtomStore) -> bool:
 
 
 def forget_providers() -> None:
-    """Drop every loaded provider (tests that change settings)."""
-    with _lock:
+    """Drop every loaded provider and warm-up record (tests that change settings)."""
+    with _lock, _warm_lock:
         _cache.clear()
         _failed.clear()
+        _seconds.clear()
+        _warm.clear()
+
+
+# --- Loading at process start (atoms-recall.md §5) ----------------------------------------
+
+WARM_UP_TEXT: Final = "warm-up"  # a fixed word: no tenant's text is ever encoded or logged here
+
+
+@dataclass
+class _WarmUp:
+    done: threading.Event
+    error: str | None = None  # the exception class when loading or the first encode failed
+    seconds: float | None = None  # loading plus the first encode, in this process
+
+
+_warm: dict[str, _WarmUp] = {}
+# Guards _warm only; never held while a model loads, so /healthz does not wait for one.
+_warm_lock = threading.Lock()
+
+
+def warm_up() -> bool:
+    """Load the deployment's default provider (`settings.ATOMS_EMBEDDING_PROVIDER`) and
+    encode one word, so that the lazy set-up inside torch and the tokenizer is done before
+    the first request. True when the encoder is ready; False without a provider or when it
+    failed.
+
+    Never raises: a failure is logged as a warning and reported by /healthz, and requests
+    then answer lexically with `index: "pending"`, as they do whenever the provider cannot
+    load. Runs once per process and spec; a second caller waits for the first. A request
+    that arrives meanwhile waits in load_provider for the same load, never a second one."""
+    spec = settings.ATOMS_EMBEDDING_PROVIDER
+    if spec is None:
+        return False
+    key = canonical(spec)
+    with _warm_lock:
+        state = _warm.get(key)
+        first = state is None
+        if state is None:
+            state = _warm[key] = _WarmUp(done=threading.Event())
+    if not first:
+        state.done.wait()
+        return state.error is None
+    started = time.perf_counter()
+    try:
+        loaded = load_provider(spec)
+        if loaded is not None:  # always, with a spec; says so to the type checker
+            loaded.encode([WARM_UP_TEXT])
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the process serves lexically
+        state.error = type(exc).__name__
+        logger.warning("the embedding provider %s did not load at process start (%s): %s; reads and searches "
+                       "answer lexically while it fails", spec.get("class"), state.error, exc)
+    else:
+        state.seconds = time.perf_counter() - started
+    finally:
+        state.done.set()
+    return state.error is None
+
+
+def warm_up_in_background() -> threading.Thread | None:
+    """warm_up() on a daemon thread, for processes that must not block while the model
+    loads (a Celery pool child has seconds to report for duty; runserver should answer at
+    once). None when no provider is configured."""
+    if settings.ATOMS_EMBEDDING_PROVIDER is None:
+        return None
+    thread = threading.Thread(target=warm_up, name="atoms-encoder-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def encoder_status() -> dict[str, Any]:
+    """The default provider's state in this process, for /healthz. Reads state only: it
+    never loads a model and never waits for one that is loading.
+
+    status: `not_configured`; `ok` (loaded); `loading` (a warm-up is running);
+    `not_loaded` (configured, not loaded yet: it loads on first use); `failed` (`error`
+    names the exception class)."""
+    spec = settings.ATOMS_EMBEDDING_PROVIDER
+    if spec is None:
+        return {"status": "not_configured", "configured": False}
+    key = canonical(spec)
+    with _warm_lock:
+        state = _warm.get(key)
+    loaded, failure = _cache.get(key), _failed.get(key)  # single dict reads: no lock needed
+    if failure is not None:
+        return {"status": "failed", "configured": True, "loaded": False, "error": failure[1]}
+    if state is not None and not state.done.is_set():
+        return {"status": "loading", "configured": True, "loaded": False}
+    if loaded is None:
+        return {"status": "not_loaded", "configured": True, "loaded": False}
+    seconds = state.seconds if state is not None and state.seconds is not None else _seconds.get(key)
+    report: dict[str, Any] = {"status": "ok", "configured": True, "loaded": True, "encoder": loaded.provider.id,
+                              "seconds": round(seconds, 2) if seconds is not None else None}
+    if state is not None and state.error is not None:  # loaded, but its first encode failed
+        report.update(status="failed", error=state.error)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        report["torch_threads"] = torch.get_num_threads()
+    return report
 
 
 __all__ = [
@@ -212,9 +326,12 @@ __all__ = [
     "ModelSpaceMismatch",
     "ProviderUnavailable",
     "describe",
+    "encoder_status",
     "forget_providers",
     "has_provider",
     "load_provider",
     "provider_spec",
     "tenant_provider",
+    "warm_up",
+    "warm_up_in_background",
 ]

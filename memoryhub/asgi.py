@@ -1,6 +1,14 @@
+"""The ASGI application; it loads the embedding model as memoryhub/wsgi.py does."""
+
 import os
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 application = get_asgi_application()
+
+# Not under gunicorn, whose post_worker_init hook (gunicorn.conf.py) loads it after the fork.
+if not os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn/"):
+    from atoms.embedding import warm_up_in_background
+
+    warm_up_in_background()

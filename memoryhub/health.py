@@ -1,5 +1,5 @@
-"""GET /healthz: database, Redis, worker heartbeat and the task outbox; 503 when a configured
-part is down."""
+"""GET /healthz: database, Redis, worker heartbeat, the task outbox and this process's
+embedding encoder; 503 when a configured part is down."""
 
 from __future__ import annotations
 
@@ -76,12 +76,23 @@ def check_outbox() -> dict[str, Any]:
     return {"status": status, "pending": pending, "oldest_age_seconds": round(age, 1)}
 
 
+def check_encoder() -> dict[str, Any]:
+    """The default embedding provider in the process that answers: loaded at its start
+    (atoms.embedding.warm_up). Only reads state: a probe never loads a model."""
+    from atoms.embedding import encoder_status
+
+    try:
+        return encoder_status()
+    except Exception as exc:  # noqa: BLE001 - e.g. a provider spec that is not a dict
+        return {"status": "failed", "configured": True, "loaded": False, "error": type(exc).__name__}
+
+
 def health_report() -> tuple[int, dict[str, Any]]:
     checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker(),
-              "outbox": check_outbox()}
+              "outbox": check_outbox(), "encoder": check_encoder()}
     if checks["database"]["status"] != "ok":
         overall = "down"
-    elif any(c["status"] in {"down", "unknown", "stale"} for c in checks.values()):
+    elif any(c["status"] in {"down", "unknown", "stale", "failed"} for c in checks.values()):
         overall = "degraded"
     else:
         overall = "ok"

