@@ -14,7 +14,11 @@ from atoms.core.ids import is_label
 
 DEFAULT_MODEL = "atoms.core.availability.AdaptiveUse"
 RETRIEVAL = {"depth": (2, 0, 32), "maxSeeds": (64, 1, 10_000), "maxNodes": (512, 1, 10_000),
-             "maxEdges": (4096, 1, 100_000), "maxScan": (10_000, 1, 10_000)}
+             "maxEdges": (4096, 1, 100_000), "maxScan": (10_000, 1, 10_000),
+             "lexicalCandidates": (200, 0, 10_000), "semanticCandidates": (200, 0, 10_000)}
+# The match weights (docs/atoms.md "Match"): chosen by measurement on the LoCoMo dev set,
+# the figures are in docs/benchmarks.md.
+DEFAULT_WEIGHTS = {"semantic": 0.7, "lexical": 0.3}
 
 
 class ConfigError(ValueError):
@@ -27,15 +31,29 @@ def _number(value: Any, name: str) -> float:
     return float(value)
 
 
-def _retrieval(raw: Any) -> dict[str, int]:
+def _weights(raw: Any) -> dict[str, float]:
+    if not isinstance(raw, dict) or set(raw) != {"semantic", "lexical"}:
+        raise ConfigError("retrieval.weights must be exactly {semantic, lexical}")
+    values = {name: _number(value, f"retrieval.weights.{name}") for name, value in raw.items()}
+    if any(v < 0 for v in values.values()) or not any(values.values()):
+        raise ConfigError("retrieval.weights must be >= 0 and not both 0")
+    return dict(raw)
+
+
+def _retrieval(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ConfigError("retrieval must be an object")
     for name, value in raw.items():
+        if name == "weights":
+            _weights(value)
+            continue
         if name not in RETRIEVAL:
             raise ConfigError(f"unknown retrieval key {name!r}")
         _, low, high = RETRIEVAL[name]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"retrieval.{name} must be an integer from {low} to {high}")
+    if raw.get("lexicalCandidates", 1) == 0 and raw.get("semanticCandidates", 1) == 0:
+        raise ConfigError("retrieval.lexicalCandidates and retrieval.semanticCandidates may not both be 0")
     return dict(raw)
 
 

@@ -193,3 +193,40 @@ def forget_opened() -> None:
     """Drop every mapped file (tests, and after a purge in this process)."""
     with _opened_lock:
         _opened.clear()
+
+
+def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tuple[list[dict[int, float]], bool, int]:
+    """For each query vector, up to `k` entries with their best inner product (entry id →
+    score), plus whether the file (an approximate HNSW search) was used and how many entries
+    the search could reach at most (file vectors + newer entries scanned exactly)."""
+    out: list[dict[int, float]] = [{} for _ in range(len(queries))]
+    if len(queries) == 0 or k <= 0:
+        return out, False, 0
+
+    def keep(row: int, entry_id: int, score: float) -> None:
+        if score > out[row].get(entry_id, -2.0):
+            out[row][entry_id] = score
+
+    built = 0
+    reachable = 0
+    snapshot = VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
+    index = _open(snapshot) if snapshot is not None and Path(snapshot.path).exists() else None
+    if index is not None and snapshot is not None:
+        built = snapshot.built_through
+        reachable = len(index)
+        found = index.search(queries.astype(np.float32), k * 2)  # chunks of one entry share the beam
+        keys = np.atleast_2d(found.keys)
+        distances = np.atleast_2d(found.distances)
+        counts = np.atleast_1d(getattr(found, "counts", len(found.keys)))
+        for row in range(len(counts)):
+            for key, distance in zip(keys[row][:counts[row]], distances[row][:counts[row]], strict=True):
+                keep(row, int(key) // MAX_CHUNKS, 1.0 - float(distance))
+    delta = (IndexEntry.objects.filter(tenant_id=tenant_id, config=config, id__gt=built, count__gt=0)
+             .order_by("-id")[:DELTA_MAX])
+    for entry in delta.iterator(chunk_size=1000):
+        reachable += entry.count
+        scores = _matrix(entry) @ queries.T  # (chunks, queries)
+        for row, best in enumerate(scores.max(axis=0)):
+            keep(row, entry.id, float(best))
+    trimmed = [dict(sorted(hits.items(), key=lambda item: (-item[1], item[0]))[:k]) for hits in out]
+    return trimmed, index is not None, reachable

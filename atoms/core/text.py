@@ -1,4 +1,5 @@
-"""Word tokens and the seed match m(x) (atoms.md §6.3; numbers in atoms-scoring.md §2).
+"""Word tokens, index terms and the seed match m(x) (atoms.md §6.3 as amended; docs/atoms.md
+"Recall": "Lexical relevance").
 
 The reference library segmented words with ICU; we use a documented rule instead so that
 matching is reproducible without ICU: NFKC, lowercase, runs of `\\w`, CJK runs split into
@@ -30,6 +31,8 @@ CJK_RANGES: Final[tuple[tuple[int, int], ...]] = (
 # The signal kinds of a read state (§6.1); search uses "query" alone.
 SIGNAL_KINDS: Final = ("query", "context", "thought", "observations", "signal")
 
+# The weights of the observation match (below). Recall's weights are the tenant's
+# `retrieval.weights` (atoms.config.DEFAULT_WEIGHTS).
 SEMANTIC_WEIGHT: Final = 0.8
 LEXICAL_WEIGHT: Final = 0.2
 
@@ -85,6 +88,50 @@ def word_tokens(text: str) -> list[str]:
     return list(_tokens(text))
 
 
+def _run_terms(run: str) -> Iterable[str]:
+    """The index terms of one `\\w` run: its tokens, plus every single character of a CJK
+    sub-run longer than one character (so a one-character query still matches)."""
+    if run.isascii():
+        yield run
+        return
+    for sub in _SUB_RUN.findall(run):
+        if len(sub) == 1 or not _CJK_RUN.fullmatch(sub):
+            yield sub
+        else:
+            for index in range(len(sub) - 1):
+                yield sub[index:index + 2]
+            yield from sub
+
+
+@lru_cache(maxsize=8192)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(term for run in _WORD_RUN.findall(normalize_for_match(text)) for term in _run_terms(run))
+
+
+def index_terms(text: str) -> list[str]:
+    """Every index term of `text`, duplicates kept, in text order (the BM25 index, docs/atoms.md
+    "Lexical relevance").
+
+    >>> index_terms("日本語 tea tea")
+    ['日本', '本語', '日', '本', '語', 'tea', 'tea']
+    """
+    return list(_terms(text))
+
+
+def distinct_terms(text: str) -> list[str]:
+    """The distinct index terms of `text`, first seen first: the terms a signal text queries."""
+    return list(dict.fromkeys(_terms(text)))
+
+
+def term_counts(text: str) -> tuple[dict[str, int], int]:
+    """(term → count, number of terms) of a body: BM25's tf(t, x) and |x|."""
+    counts: dict[str, int] = {}
+    terms = _terms(text)
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return counts, len(terms)
+
+
 def lexical_tokens(tokens: Sequence[str], normalized_text: str) -> float:
     """Share of `tokens` (already distinct) found as substrings of `normalized_text`.
 
@@ -118,9 +165,27 @@ def is_blank(text: str) -> bool:
     return not text.strip()
 
 
+def match(kinds: Mapping[str, Sequence[str]], part_of: Callable[[str], float]) -> float:
+    """m(x) (atoms-recall.md §3): the mean over kinds present of the mean `part_of(text)` over
+    that kind's non-blank texts; 0 when no kind is present."""
+    kind_means: list[float] = []
+    for texts in kinds.values():
+        parts = [part_of(text) for text in texts if not is_blank(text)]
+        if parts:
+            kind_means.append(math.fsum(parts) / len(parts))
+    if not kind_means:
+        return 0.0
+    return math.fsum(kind_means) / len(kind_means)
+
+
 def seed_match(kinds: Mapping[str, Sequence[str]], atom_text: str,
                cosine: Callable[[str], float | None] | None = None) -> float:
-    """m(x): the mean over kinds present of the mean part over that kind's non-blank texts.
+    """The observation match (atoms.md §5.4 `mFloor` and staleness): the substring rule of
+    atoms.md §6.3 before the amendment, kept so that an observation's floor and the staleness
+    check of a later head compare like with like, whatever the corpus statistics do meanwhile.
+    Recall ranks with `match` and BM25 instead (atoms.services.scoring).
+
+    The mean over kinds present of the mean part over that kind's non-blank texts.
 
     `kinds` maps a signal kind to its texts (observations has many, the others one). A kind
     whose texts are all blank is not present. `cosine(signal_text)`, when given, returns the

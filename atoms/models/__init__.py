@@ -1,5 +1,6 @@
 from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
 from atoms.models.index import IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
+from atoms.models.lexical import LexicalCorpus, LexicalPosting, LexicalTerm
 from atoms.models.storage import (
     Atom,
     AtomStore,
@@ -20,6 +21,9 @@ __all__ = [
     "IndexCheckpoint",
     "IndexEntry",
     "InputToken",
+    "LexicalCorpus",
+    "LexicalPosting",
+    "LexicalTerm",
     "Origin",
     "PurgedAtom",
     "Receipt",

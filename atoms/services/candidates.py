@@ -1,192 +1,174 @@
-"""The storage-side candidate provider (atoms.md §6.3).
+"""The candidate provider of read and search (atoms.md §6.3 as amended; docs/atoms.md
+"Candidates").
 
-It returns pinned refs of eligible heads: active, readable (policy among the binding's read
-policies), visible (not quarantined; approved when the tenant requires approval), with a
-lexical match above 0, at most `limit` = min(maxScan, maxCandidates) of them, ordered by
-`seq` descending, then atomId. Eligibility is part of the SQL, so it applies before the
-limit, never after.
+Two ranked channels run for each of the first CHANNEL_TEXTS distinct non-blank signal
+texts: the lexical channel (BM25 over the lexical index, this module) and the semantic
+channel (nearest vectors, atoms.services.semantic). Both return eligible heads only: active,
+inside the read policies, not quarantined, approved when the tenant requires approval.
+Eligibility is part of each channel's query, so it applies before the channel's limit.
 
-Lexical match > 0 means "some word token of some signal text is a substring of the
-NFKC-lowercased body". The database narrows the heads with its trigram index
-(atoms/fulltext.py); every head it returns is then checked here in Python with the very
-rule of atoms.core.text, so a prefilter that returns too much costs time, never accuracy.
-The core re-reads and re-scores whatever this returns; bodies and scores stay here.
+The union takes, text by text, the lexical hits then the semantic hits, skipping atoms
+already in, and is cut at `limit` = min(maxScan, maxCandidates). The provider hands back
+pinned refs and the statistics it loaded; the core re-reads every candidate and scores it
+itself (atoms.services.scoring), so a channel's own scores never reach a ranking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
 
-from atoms.core.text import is_blank, normalize_for_match, word_tokens
-from atoms.fulltext import FTS_TABLE, PG_FOLDED, PG_UNFOLDED, TRIGRAM
-from atoms.models import Revision
+from atoms.core.bm25 import K1, B, Statistics, query_terms
+from atoms.core.text import is_blank
+from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from tenants.models import Tenant
 
-FETCH = 256
-# Beyond these many distinct tokens an OR of index probes stops paying off; the provider
-# then scans the eligible heads (still exact, just slower).
-MAX_FTS_TOKENS = 1024
-MAX_LIKE_TOKENS = 64
+# Signal texts that query the channels (every text still counts in m).
+CHANNEL_TEXTS = 8
+# The lexical channel leaves out terms held by more heads than this (summed over the read
+# policies): their postings would cost the lookup most and rank least. An absolute number, so
+# the work per lookup stays bounded as the corpus grows (docs/atoms.md "Candidates").
+SKIP_DOCS = 2_000
+DEFAULT_LEXICAL_CANDIDATES = 200
+DEFAULT_SEMANTIC_CANDIDATES = 200
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """`refs` are PinnedRefs `{"kind": "pinned", "atomId", "revisionId"}` in provider order;
-    `complete` is False when more heads were eligible than returned; `scanned` counts the
-    heads examined."""
+    """`refs` are PinnedRefs `{"kind": "pinned", "atomId", "revisionId"}` in union order;
+    `complete` is False when the provider is incomplete (a channel returned its full K, a
+    term was skipped, the union was cut); `scanned` counts the distinct heads in the union;
+    `approximate` is True when a channel's search was approximate or incomplete."""
 
     refs: list[dict[str, str]]
     complete: bool
     scanned: int
     approximate: bool = False
-    # The rows behind `refs` when the provider read them whole (ours does): the core then
-    # skips its re-read for these. Read in the same transaction, they are the same rows.
+    # The statistics of every term of every signal text, when the provider loaded them.
+    statistics: Statistics | None = None
     rows: dict[str, Revision] = field(default_factory=dict)
 
 
-def signal_tokens(kinds: Mapping[str, Sequence[str]]) -> list[str]:
-    """Distinct word tokens over every non-blank signal text, first seen first. A head has
-    m > 0 exactly when it contains one of them."""
+def channel_texts(kinds: Mapping[str, Sequence[str]]) -> list[str]:
+    """The first CHANNEL_TEXTS distinct non-blank texts, in kind order."""
     seen: dict[str, None] = {}
     for texts in kinds.values():
         for text in texts:
-            if not is_blank(text):
-                for token in word_tokens(text):
-                    seen.setdefault(token, None)
+            if isinstance(text, str) and not is_blank(text):
+                seen.setdefault(text, None)
+    return list(seen)[:CHANNEL_TEXTS]
+
+
+def signal_terms(kinds: Mapping[str, Sequence[str]]) -> list[str]:
+    """Distinct term keys over every non-blank text, first seen first."""
+    seen: dict[str, None] = {}
+    for texts in kinds.values():
+        for text in texts:
+            if isinstance(text, str) and not is_blank(text):
+                for term in query_terms(text):
+                    seen.setdefault(term, None)
     return list(seen)
 
 
-def _eligible(tenant: Tenant, read_policies: Sequence[str], require_approval: bool, alias: str = "") -> tuple[str, list[Any]]:
-    """The WHERE clause of an eligible head (without the match)."""
-    col = f"{alias}." if alias else ""
-    marks = ", ".join(["%s"] * len(read_policies))
-    sql = (f"{col}tenant_id = %s AND {col}is_head AND {col}state = 'active' AND {col}policy IN ({marks}) "
-           f"AND {col}review_status <> 'quarantined'")
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str]) -> Statistics:
+    """ΣN, ΣL and Σn_t over `policies` for these term keys: two queries."""
+    if not policies:
+        return Statistics(docs=0, length=0)
+    totals = LexicalCorpus.objects.filter(tenant_id=tenant_id, policy__in=list(policies)).values_list("docs", "length")
+    docs = length = 0
+    for d, n in totals:
+        docs += d
+        length += n
+    df: dict[str, int] = {}
+    if terms:
+        rows = LexicalTerm.objects.filter(tenant_id=tenant_id, policy__in=list(policies), term__in=list(terms))
+        for term, count in rows.values_list("term", "docs"):
+            df[term] = df.get(term, 0) + count
+    return Statistics(docs=docs, length=length, df=df)
+
+
+def _visible_sql(require_approval: bool) -> str:
+    sql = "r.is_head AND r.state = 'active' AND r.review_status <> 'quarantined'"
     if require_approval:
-        sql += f" AND {col}review_status = 'approved'"
-    return sql, [tenant.pk, *read_policies]
+        sql += " AND r.review_status = 'approved'"
+    return sql
 
 
-def _has_fts_table() -> bool:
+@dataclass(frozen=True)
+class Hits:
+    pairs: list[tuple[str, str]]  # (atomId, revisionId), best first
+    full: bool  # the channel returned its whole limit: more may have matched
+    skipped: bool = False  # a term was left out of the lookup
+    approximate: bool = False
+
+
+def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
+                    require_approval: bool, k: int) -> Hits:
+    """The top `k` eligible heads of one text by BM25, ties by atomId: one query."""
+    present = [t for t in query_terms(text) if stats.df.get(t, 0) > 0]
+    if k <= 0 or not present or not read_policies:
+        return Hits(pairs=[], full=False)
+    kept = [t for t in present if stats.df[t] <= SKIP_DOCS]
+    if not kept:  # every term is common: the rarest one still ranks (first seen on ties)
+        kept = [min(present, key=lambda t: stats.df[t])]
+    skipped = len(kept) < len(present)
+    avgdl = stats.avgdl or 1.0
+    cases = " ".join(["WHEN %s THEN %s"] * len(kept))
+    idf_params: list[Any] = []
+    for term in kept:  # (k1 + 1) is folded into the weight: it orders nothing
+        idf_params += [term, stats.idf(term)]
+    posting = LexicalPosting._meta.db_table
+    score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
+    sql = (f"SELECT h.atom_id, h.revision_id FROM ("  # noqa: S608 - constants and %s placeholders only
+           f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
+           f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
+           f"GROUP BY p.atom_id, p.revision_id) h "
+           f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
+           f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
+    params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies, k]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [FTS_TABLE])
-        return cursor.fetchone() is not None
-
-
-def _quoted(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _like(token: str) -> str:
-    return "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-COLUMNS = [f.column for f in Revision._meta.concrete_fields]
-ATTNAMES = [f.attname for f in Revision._meta.concrete_fields]
-BODY = COLUMNS.index("body")
-
-
-Converters = list[tuple[int, list[Any], Any]]
-
-
-def _converters() -> Converters:
-    """(position, converters, column) of the fields whose raw values need converting on this
-    connection, as the ORM's compiler would apply them (SQLite booleans, JSON fields)."""
-    out: Converters = []
-    for position, field_ in enumerate(Revision._meta.concrete_fields):
-        column = field_.get_col(Revision._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + field_.get_db_converters(connection)
-        if converters:
-            out.append((position, converters, column))
-    return out
-
-
-def _revision(values: Sequence[Any], converters: Converters) -> Revision:
-    """A Revision from one raw row, converted exactly as a normal ORM load."""
-    row = list(values)
-    for position, functions, column in converters:
-        for convert in functions:
-            row[position] = convert(row[position], column, connection)
-    return Revision.from_db(connection.alias, ATTNAMES, row)
-
-
-def _columns(alias: str = "") -> str:
-    return ", ".join(f"{alias}.{c}" if alias else c for c in COLUMNS)
-
-
-def _query(tenant: Tenant, tokens: list[str], read_policies: Sequence[str],
-           require_approval: bool) -> tuple[str, list[Any]]:
-    """SQL returning every column of eligible heads that may match, in provider order.
-
-    Only constants and `%s` placeholders are formatted into the SQL (hence the S608 waivers);
-    every value, tokens included, is a parameter."""
-    if connection.vendor == "sqlite" and len(tokens) <= MAX_FTS_TOKENS and _has_fts_table():
-        where, params = _eligible(tenant, read_policies, require_approval, "r")
-        long = [t for t in tokens if len(t) >= TRIGRAM]
-        short = [t for t in tokens if len(t) < TRIGRAM]
-        probes: list[str] = []
-        probe_params: list[Any] = []
-        if long:
-            probes.append(f"SELECT revision_id FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s AND tenant_id = %s")  # noqa: S608
-            probe_params += [" OR ".join(_quoted(t) for t in long), tenant.pk]
-        if short:
-            # Trigram queries cannot find one- or two-character tokens; instr() over the
-            # folded text the table stores can.
-            found = " OR ".join(["instr(body, %s) > 0"] * len(short))
-            probes.append(f"SELECT revision_id FROM {FTS_TABLE} WHERE tenant_id = %s AND ({found})")  # noqa: S608
-            probe_params += [tenant.pk, *short]
-        # CROSS JOIN keeps SQLite from walking every revision of the tenant in seq order:
-        # the index matches drive, each looked up by primary key, then sorted.
-        sql = (f"SELECT {_columns('r')} FROM ({' UNION '.join(probes)}) AS m "  # noqa: S608
-               f"CROSS JOIN atoms_revision r ON r.id = m.revision_id WHERE {where} ORDER BY r.seq DESC, r.atom_id")
-        return sql, probe_params + params
-    where, params = _eligible(tenant, read_policies, require_approval)
-    if connection.vendor == "postgresql" and len(tokens) <= MAX_LIKE_TOKENS:
-        likes = " OR ".join([f"{PG_FOLDED} LIKE %s"] * len(tokens))
-        params += [_like(t) for t in tokens]
-        where += f" AND ({likes} OR {PG_UNFOLDED})"
-    # Otherwise (another database, SQLite without FTS5 trigram, very many tokens): every
-    # eligible head, checked below.
-    return f"SELECT {_columns()} FROM atoms_revision WHERE {where} ORDER BY seq DESC, atom_id", params  # noqa: S608
-
-
-def _matches(tokens: Iterable[str], body: str) -> bool:
-    folded = normalize_for_match(body)
-    return any(token in folded for token in tokens)
-
-
-def lexical_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], read_policies: Sequence[str],
-                       require_approval: bool, limit: int) -> Candidates:
-    """Eligible heads with lexical match > 0, at most `limit`, newest first."""
-    tokens = signal_tokens(kinds)
-    if not tokens or not read_policies:
-        return Candidates(refs=[], complete=True, scanned=0)
-    sql, params = _query(tenant, tokens, list(read_policies), require_approval)
-    found: list[dict[str, str]] = []
-    rows: dict[str, Revision] = {}
-    converters = _converters()
-    scanned = 0
-    complete = True
-    # A server-side cursor on PostgreSQL: the scan stops once one head past the limit shows
-    # that more were eligible, without loading every body first.
-    with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        while complete:
-            fetched = cursor.fetchmany(FETCH)
-            if not fetched:
-                break
-            for values in fetched:
-                scanned += 1
-                if not _matches(tokens, values[BODY]):
-                    continue
-                if len(found) == limit:
-                    complete = False
-                    break
-                revision = _revision(values, converters)
-                rows[revision.id] = revision
-                found.append({"kind": "pinned", "atomId": revision.atom_id, "revisionId": revision.id})
-    return Candidates(refs=found, complete=complete, scanned=scanned, rows=rows)
+        pairs = [(atom_id, revision_id) for atom_id, revision_id in cursor.fetchall()]
+    return Hits(pairs=pairs, full=len(pairs) >= k, skipped=skipped)
+
+
+def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
+    """Text by text: lexical hits, then semantic hits; an atom already in is skipped. Cut at
+    `limit`; returns (refs, cut)."""
+    refs: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for lexical, semantic in per_text:
+        for atom_id, revision_id in (*lexical.pairs, *semantic.pairs):
+            if atom_id in seen:
+                continue
+            if len(refs) >= limit:
+                return refs, True
+            seen.add(atom_id)
+            refs.append({"kind": "pinned", "atomId": atom_id, "revisionId": revision_id})
+    return refs, False
+
+
+def two_channel_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], read_policies: Sequence[str],
+                           require_approval: bool, limit: int, lexical_k: int, semantic_k: int,
+                           semantic: Any = None) -> Candidates:
+    """The provider (module docstring). `semantic` is the request's atoms.services.semantic.
+    Semantic (or None for lexical only)."""
+    from atoms.services.semantic import semantic_channel
+
+    stats = load_statistics(tenant.pk, read_policies, signal_terms(kinds))
+    texts = channel_texts(kinds)
+    lexical = [lexical_channel(tenant_id=tenant.pk, text=text, stats=stats, read_policies=read_policies,
+                               require_approval=require_approval, k=lexical_k) for text in texts]
+    near = semantic_channel(tenant=tenant, semantic=semantic, texts=texts, read_policies=read_policies,
+                            require_approval=require_approval, k=semantic_k)
+    refs, cut = union(list(zip(lexical, near, strict=True)), limit)
+    incomplete = cut or any(h.full or h.skipped or h.approximate for h in (*lexical, *near))
+    return Candidates(refs=refs, complete=not incomplete, scanned=len(refs), approximate=incomplete,
+                      statistics=stats)

@@ -34,6 +34,7 @@ from atoms.models import (
     UseMarker,
     UseState,
 )
+from atoms.services.lexicon import lexicon_remove
 from memoryhub.models import AuditEvent
 from tenants.models import Tenant
 
@@ -236,6 +237,9 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     counts = cp.counts
     counts["slots"] += _deleted(slots)
     counts["origins"] += _deleted(origins)
+    # Postings and statistics go with the head (docs/atoms.md "Lexical index"); they are
+    # derived counts, not listed in the receipt.
+    lexicon_remove(revisions.filter(is_head=True, state="active"))
     atom.update(head=None)
     counts["revisions"] += _deleted(revisions)
     counts["atoms"] += _deleted(atom)

@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from atoms.clock import now_ms
-from atoms.config import RETRIEVAL
+from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
-from atoms.core.text import seed_match
 from atoms.errors import from_core, invalid
 from atoms.models import Atom, AtomStore, Revision, Slot
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
-from atoms.services.candidates import Candidates
-from atoms.services.semantic import Semantic, cosines, hybrid_candidates, prepare
+from atoms.services.candidates import Candidates, load_statistics, signal_terms, two_channel_candidates
+from atoms.services.scoring import Weights, seed_matches
+from atoms.services.semantic import Semantic, cosines, prepare
 from atoms.services.staleness import Staleness
 
 CHUNK = 500
@@ -47,6 +47,9 @@ class RecallSettings:
     max_nodes: int
     max_edges: int
     max_scan: int
+    lexical_candidates: int
+    semantic_candidates: int
+    weights: Weights
     beta: float
     propagation: float
     relations: dict[str, RelationWeight]
@@ -61,7 +64,9 @@ def recall_settings(config: Any) -> RecallSettings:
                  for role, w in (activation.get("relations") or {}).items()}
     return RecallSettings(
         depth=value["depth"], max_seeds=value["maxSeeds"], max_nodes=value["maxNodes"],
-        max_edges=value["maxEdges"], max_scan=value["maxScan"],
+        max_edges=value["maxEdges"], max_scan=value["maxScan"], lexical_candidates=value["lexicalCandidates"],
+        semantic_candidates=value["semanticCandidates"],
+        weights=Weights(**{k: float(v) for k, v in (retrieval.get("weights") or DEFAULT_WEIGHTS).items()}),
         beta=float(activation.get("maxBoost", DEFAULT_BETA)),
         propagation=float(activation.get("propagation", DEFAULT_PROPAGATION)), relations=relations,
     )
@@ -259,11 +264,16 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
     if semantic is None:
         semantic = prepare(tenant, store, kinds)
     if provider is None:
-        candidates = hybrid_candidates(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
-                                       require_approval=store.require_approval, limit=limit, semantic=semantic)
+        candidates = two_channel_candidates(
+            tenant=tenant, kinds=kinds, read_policies=binding.read_policies, require_approval=store.require_approval,
+            limit=limit, lexical_k=settings.lexical_candidates, semantic_k=settings.semantic_candidates,
+            semantic=semantic)
     else:
         candidates = provider(tenant=tenant, kinds=kinds, read_policies=binding.read_policies,
                               require_approval=store.require_approval, limit=limit)
+    stats = candidates.statistics
+    if stats is None:  # a provider of its own (tests): the statistics are still ours
+        stats = load_statistics(tenant.pk, binding.read_policies, signal_terms(kinds))
     visible = Visible(binding.read_policies, store.require_approval)
     acquisition = _Acquisition(visible=visible, staleness=Staleness(tenant), relations=settings.relations,
                                max_nodes=settings.max_nodes, max_edges=settings.max_edges)
@@ -271,9 +281,10 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
     pool: list[Revision] = []
     visible_candidates = [r for r in _reread(tenant.pk, _checked_refs(candidates, settings.max_scan), candidates.rows)
                           if visible(r)]
-    cosine_of = cosines(tenant, semantic, visible_candidates)
+    matches = seed_matches(kinds, visible_candidates, stats, cosines(tenant, semantic, visible_candidates),
+                           settings.weights)
     for revision in visible_candidates:
-        m = seed_match(kinds, revision.body, cosine_of(revision))
+        m = matches[revision.id]
         if m <= 0:
             continue
         acquisition.read(revision)

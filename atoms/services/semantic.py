@@ -1,11 +1,12 @@
-"""Semantic scoring and the hybrid candidate provider for read and search (atoms.md §6.3, §10).
+"""Signal vectors, the semantic channel and cosines for read and search (atoms.md §6.3 as
+amended, §10; docs/atoms.md "Candidates" and "Match").
 
-With a provider, each distinct non-blank signal text is encoded once per request (v_s).
-Candidates are the lexical ones plus the nearest index entries of the signals; a candidate
-whose entry is valid (config, text hash and policy match) is scored
-`0.8·semantic + 0.2·lexical`, any other lexically, and then the request reports
-`index: "pending"`, as it does when a signal fails to encode or the provider cannot load.
-Without a provider everything is lexical and the index is "ready".
+With a provider, each distinct non-blank signal text is encoded once per request (v_s),
+before the read transaction. The semantic channel finds each channel text's nearest eligible
+heads. A candidate whose entry is valid (config, text hash and policy match) gets a cosine
+and is scored with the tenant's weights; any other is scored lexically, and then the request
+reports `index: "pending"`, as it does when a signal fails to encode or the provider cannot
+load. Without a provider everything is lexical and the index is "ready".
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
+from django.db import connection
 
+from atoms.core.canonical import sha256_hex
 from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
-from atoms.models import AtomStore, IndexEntry, Revision
-from atoms.services.candidates import Candidates, lexical_candidates
+from atoms.models import Atom, AtomStore, IndexEntry, Revision
+from atoms.services.candidates import Hits
 from atoms.services.indexing import valid_vectors
 from atoms.text_signals import signal_texts
 from tenants.models import Tenant
@@ -68,49 +70,67 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
     return semantic
 
 
-def _nearest_heads(tenant: Tenant, semantic: Semantic, read_policies: Sequence[str], require_approval: bool,
-                   limit: int) -> list[dict[str, str]]:
-    from atoms.vector_index import nearest
+# The nearest-neighbour search widens by this factor, at most WIDEN_ROUNDS times, while
+# fewer than K eligible heads were found and the index may hold more (docs/atoms.md "Candidates").
+WIDEN_FACTOR = 4
+WIDEN_ROUNDS = 3
 
-    assert semantic.loaded is not None
-    queries = np.stack(list(semantic.vectors.values()))
-    k = max(1, min(limit, settings.ATOMS_VECTOR_CANDIDATES))
-    hits = nearest(tenant.pk, semantic.loaded.config, queries, k)
-    if not hits:
-        return []
-    atoms = dict(IndexEntry.objects.filter(tenant=tenant, id__in=list(hits)).values_list("atom_id", "id"))
-    heads = Revision.objects.filter(tenant=tenant, atom_id__in=list(atoms), is_head=True, state="active",
-                                    policy__in=list(read_policies)).exclude(review_status="quarantined")
+
+def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], read_policies: Sequence[str],
+                      require_approval: bool) -> dict[int, tuple[str, str]]:
+    """entry id → (atomId, head revisionId) for entries whose atom's head is eligible and
+    whose entry is valid for that head (policy and text hash match): one query."""
+    if not entry_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(entry_ids))
+    policies = ", ".join(["%s"] * len(read_policies))
+    visible = "r.is_head AND r.state = 'active' AND r.review_status <> 'quarantined'"
     if require_approval:
-        heads = heads.filter(review_status="approved")
-    found = list(heads.values_list("atom_id", "id"))
-    # Nearest first, so that a limit keeps the best neighbours.
-    found.sort(key=lambda pair: (-hits[atoms[pair[0]]], pair[0]))
-    return [{"kind": "pinned", "atomId": atom_id, "revisionId": revision_id} for atom_id, revision_id in found[:limit]]
+        visible += " AND r.review_status = 'approved'"
+    sql = (f"SELECT e.id, e.text_hash, r.atom_id, r.id, r.body FROM {IndexEntry._meta.db_table} e "  # noqa: S608
+           f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
+           f"WHERE e.tenant_id = %s AND e.config = %s AND e.id IN ({marks}) AND e.policy IN ({policies}) "
+           f"AND r.policy = e.policy AND {visible}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [tenant.pk, config, *entry_ids, *read_policies])
+        rows = cursor.fetchall()
+    return {entry_id: (atom_id, revision_id) for entry_id, text_hash, atom_id, revision_id, body in rows
+            if text_hash == sha256_hex(body)}
 
 
-def hybrid_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]], read_policies: Sequence[str],
-                      require_approval: bool, limit: int, semantic: Semantic | None = None) -> Candidates:
-    """Lexical candidates plus the signals' nearest indexed heads (approximate). Semantic
-    neighbours come first and are never truncated away by lexical matches; the core
-    re-reads and re-scores every one."""
-    lexical = lexical_candidates(tenant=tenant, kinds=kinds, read_policies=read_policies,
-                                 require_approval=require_approval, limit=limit)
-    if semantic is None or not semantic.active or not read_policies:
-        return lexical
-    near = _nearest_heads(tenant, semantic, read_policies, require_approval, limit)
-    seen = {ref["atomId"] for ref in near}
-    refs = list(near)
-    dropped = False
-    for ref in lexical.refs:
-        if ref["atomId"] in seen:
-            continue
-        if len(refs) >= limit:
-            dropped = True
+def semantic_channel(*, tenant: Tenant, semantic: Semantic | None, texts: Sequence[str],
+                     read_policies: Sequence[str], require_approval: bool, k: int) -> list[Hits]:
+    """For each text, its `k` nearest eligible heads (best chunk), ties by atomId. Empty
+    without a provider or a vector for the text. One vector search and one eligibility query
+    per round for all texts together; rounds widen the search (module constants)."""
+    from atoms.vector_index import nearest_each
+
+    empty = [Hits(pairs=[], full=False) for _ in texts]
+    if semantic is None or not semantic.active or not read_policies or k <= 0:
+        return empty
+    assert semantic.loaded is not None
+    rows = [i for i, text in enumerate(texts) if text in semantic.vectors]
+    if not rows:
+        return empty
+    queries = np.stack([semantic.vectors[texts[i]] for i in rows])
+    want = k
+    eligible: dict[int, tuple[str, str]] = {}
+    for round_ in range(WIDEN_ROUNDS + 1):
+        found, used_file, reachable = nearest_each(tenant.pk, semantic.loaded.config, queries, want)
+        fresh = sorted({entry_id for hits in found for entry_id in hits} - eligible.keys())
+        eligible.update(_eligible_entries(tenant, semantic.loaded.config, fresh, read_policies, require_approval))
+        short = [sum(1 for entry_id in hits if entry_id in eligible) < k for hits in found]
+        exhausted = want >= reachable
+        if not any(short) or exhausted or round_ == WIDEN_ROUNDS:
             break
-        refs.append(ref)
-    return Candidates(refs=refs, complete=lexical.complete and not dropped, scanned=lexical.scanned + len(near),
-                      approximate=True, rows=lexical.rows)
+        want *= WIDEN_FACTOR
+    out = list(empty)
+    for row, hits, is_short in zip(rows, found, short, strict=True):
+        ranked = sorted(((score, eligible[entry_id]) for entry_id, score in hits.items() if entry_id in eligible),
+                        key=lambda item: (-item[0], item[1][0]))[:k]
+        out[row] = Hits(pairs=[pair for _, pair in ranked], full=len(ranked) >= k,
+                        approximate=used_file or (is_short and not exhausted))
+    return out
 
 
 def cosines(tenant: Tenant, semantic: Semantic, revisions: Sequence[Revision]) -> Callable[[Revision], Callable[[str], float | None]]:

@@ -15,6 +15,7 @@ from atoms.models import Atom, AtomStore, EraseDependency, Origin, PurgedAtom, R
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.indexing import queue_indexing
+from atoms.services.lexicon import lexicon_add, lexicon_remove
 from atoms.services.tokens import token_for_use
 from atoms.services.views import render_views
 from atoms.services.write_plan import ChangePlan, WritePlan, plan_write
@@ -146,6 +147,9 @@ def _commit(plan: WritePlan, scope: str, tokens: dict[str, Any]) -> dict[str, An
         revisions: dict[str, Revision] = {}
         for change in plan.changes:
             revisions[change.change_id] = _store_change(change, binding, atoms, seq, operation_id, recorded_at)
+        # The lexical index changes with the heads, in this transaction (docs/atoms.md "Lexical index").
+        lexicon_remove(c.target for c in plan.changes if c.target is not None and c.target.state == "active")
+        lexicon_add(revisions.values())
         store.seq = seq
         store.save(update_fields=["seq"])
         if tokens:

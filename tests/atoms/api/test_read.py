@@ -171,29 +171,29 @@ def test_47_a_required_target_retired_later_blocks_the_root_from_read_only(W, I)
 # --- Quotes --------------------------------------------------------------------------------------
 
 def test_42_overlapping_extractions_render_their_source_once(X, W, I):
-    source = I.ref(create("s", "AAAABBBBCCCC"))
+    source = I.ref(create("s", "AAAA BBBB CCCC"))
     own = own_ref(W, source)
     extractor = {"key": W.key.public_id, "generatedOrigin": "extraction"}
     response = X.post("observe", {"binding": extractor, "input": {"payloadDigest": PAYLOAD, "sources": [{"ref": own}]}})
     assert response.status_code == 200, response.content
     t = response.json()["input"]
-    outcome = W.ok_write(create("e1", "AAAABBBB", sources=[{"ref": own, "start": 0, "end": 8}], input=t),
-                         create("e2", "BBBBCCCC", sources=[{"ref": own, "start": 4, "end": 12}], input=t),
+    outcome = W.ok_write(create("e1", "AAAA BBBB", sources=[{"ref": own, "start": 0, "end": 9}], input=t),
+                         create("e2", "BBBB CCCC", sources=[{"ref": own, "start": 5, "end": 14}], input=t),
                          binding={"generatedOrigin": "extraction"})
     result = ok_read(W, {"query": "BBBB"})
     e1, e2 = outcome["changes"]["e1"]["ref"], outcome["changes"]["e2"]["ref"]
     assert e1 in result["refs"] and e2 in result["refs"] and own in result["refs"]
     assert result["text"].count("BBBB") == 1
-    assert result["sources"] == [{"ref": own, "start": 0, "end": 12}]
+    assert result["sources"] == [{"ref": own, "start": 0, "end": 14}]
     rendered = json.loads(result["text"])
-    assert rendered["evidence"] == [{"ranges": [{"end": 12, "start": 0, "text": "AAAABBBBCCCC"}], "ref": own,
+    assert rendered["evidence"] == [{"ranges": [{"end": 14, "start": 0, "text": "AAAA BBBB CCCC"}], "ref": own,
                                      "unit": "utf8"}]
     assert all("quote" in unit and "text" not in unit for unit in rendered["memory"])
-    assert {item["text"] for item in result["items"]} == {"AAAABBBB", "BBBBCCCC", "AAAABBBBCCCC"}
+    assert {item["text"] for item in result["items"]} == {"AAAA BBBB", "BBBB CCCC", "AAAA BBBB CCCC"}
     units = Receipt.objects.get(id=result["receipt"]["id"]).manifest["presentation"]["units"]
     assert {unit["display"] for unit in units} == {"quote"}
     inspected = W.post("inspect", {"ref": e1})
-    assert inspected.json()["atom"]["text"] == "AAAABBBB"
+    assert inspected.json()["atom"]["text"] == "AAAA BBBB"
 
 
 # --- Budgets ---------------------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""Keeping the lexical index (docs/atoms.md "Lexical index"): postings and statistics of
+active heads, changed in the caller's transaction.
+
+`lexicon_add` indexes revisions that became active heads, `lexicon_remove` takes out
+revisions that stopped being active heads (revised, retired, purged). Both work from the
+revisions' own bodies with the term rules of atoms.core.text, so removing needs no read of
+the postings. Statistics move by `ON CONFLICT ... DO UPDATE SET docs = docs + delta` (SQLite
+3.24+ and PostgreSQL alike): concurrent writers of one tenant add up instead of overwriting,
+and writers of a tenant are serialized on its AtomStore row anyway.
+
+Every active head counts, whatever its review status: the statistics are aggregate counts
+inside the reader's own policies (atoms-recall amendment §2), and an approval therefore
+changes nothing here.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import connection
+
+from atoms.core.bm25 import keyed_counts
+from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+
+UNICODE_VERSION = unicodedata.unidata_version
+REBUILD_PAGE = 2_000
+BATCH = 250  # rows per statement: 4-7 parameters each stays far below SQLite's variable limit
+
+
+@dataclass(frozen=True)
+class Document:
+    """A head as the index sees it."""
+
+    tenant_id: int
+    policy: str
+    revision_id: str
+    atom_id: str
+    counts: dict[str, int]  # term key → tf
+    length: int
+
+
+def document(revision: Revision) -> Document:
+    counts, length = keyed_counts(revision.body)
+    return Document(tenant_id=revision.tenant_id, policy=revision.policy, revision_id=revision.id,
+                    atom_id=revision.atom_id, counts=counts, length=length)
+
+
+def indexed(revision: Revision) -> bool:
+    """Whether the revision belongs in the index: an active head."""
+    return revision.is_head and revision.state == "active"
+
+
+def _bump_terms(deltas: dict[tuple[int, str, str], int]) -> None:
+    rows = [(tenant_id, policy, term, delta) for (tenant_id, policy, term), delta in deltas.items() if delta]
+    table = LexicalTerm._meta.db_table
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), BATCH):
+            chunk = rows[start:start + BATCH]
+            values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO {table} (tenant_id, policy, term, docs) VALUES {values} "  # noqa: S608 - constants only
+                f"ON CONFLICT (tenant_id, policy, term) DO UPDATE SET docs = {table}.docs + excluded.docs",
+                [value for row in chunk for value in row])
+        # Terms no head holds any more go, so the table stays the size of the vocabulary.
+        gone: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for tenant_id, policy, term, delta in rows:
+            if delta < 0:
+                gone[(tenant_id, policy)].append(term)
+        for (tenant_id, policy), terms in gone.items():
+            for start in range(0, len(terms), BATCH):
+                chunk = terms[start:start + BATCH]
+                cursor.execute(
+                    f"DELETE FROM {table} WHERE tenant_id = %s AND policy = %s AND docs <= 0 "  # noqa: S608
+                    f"AND term IN ({', '.join(['%s'] * len(chunk))})", [tenant_id, policy, *chunk])
+
+
+def _bump_corpus(deltas: dict[tuple[int, str], tuple[int, int]]) -> None:
+    table = LexicalCorpus._meta.db_table
+    rows = [(tenant_id, policy, docs, length, UNICODE_VERSION)
+            for (tenant_id, policy), (docs, length) in deltas.items() if docs or length]
+    if not rows:
+        return
+    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (tenant_id, policy, docs, length, unicode_version) VALUES {values} "  # noqa: S608
+            f"ON CONFLICT (tenant_id, policy) DO UPDATE SET docs = {table}.docs + excluded.docs, "
+            f"length = {table}.length + excluded.length",
+            [value for row in rows for value in row])
+
+
+def _apply(documents: Sequence[Document], sign: int) -> None:
+    terms: dict[tuple[int, str, str], int] = defaultdict(int)
+    corpus: dict[tuple[int, str], tuple[int, int]] = {}
+    for doc in documents:
+        for term in doc.counts:
+            terms[(doc.tenant_id, doc.policy, term)] += sign
+        docs, length = corpus.get((doc.tenant_id, doc.policy), (0, 0))
+        corpus[(doc.tenant_id, doc.policy)] = (docs + sign, length + sign * doc.length)
+    _bump_terms(terms)
+    _bump_corpus(corpus)
+
+
+def lexicon_add(revisions: Iterable[Revision]) -> None:
+    """Index these revisions (those that are active heads); call in the writing transaction."""
+    documents = [document(r) for r in revisions if indexed(r)]
+    if not documents:
+        return
+    LexicalPosting.objects.bulk_create(
+        [LexicalPosting(tenant_id=d.tenant_id, policy=d.policy, term=term, revision_id=d.revision_id,
+                        atom_id=d.atom_id, tf=tf, length=d.length)
+         for d in documents for term, tf in d.counts.items()], batch_size=BATCH)
+    _apply(documents, +1)
+
+
+def lexicon_remove(revisions: Iterable[Revision]) -> None:
+    """Take these revisions out of the index. Pass each one as it was while indexed (an
+    active head): the caller knows, and a revision that was not indexed must not be passed."""
+    documents = [document(r) for r in revisions]
+    if not documents:
+        return
+    by_tenant: dict[int, list[str]] = defaultdict(list)
+    for d in documents:
+        by_tenant[d.tenant_id].append(d.revision_id)
+    for tenant_id, ids in by_tenant.items():
+        for start in range(0, len(ids), BATCH):
+            LexicalPosting.objects.filter(tenant_id=tenant_id, revision_id__in=ids[start:start + BATCH]).delete()
+    _apply(documents, -1)
+
+
+def lexicon_rebuild(tenant_ids: Sequence[int] | None = None, *, progress: Callable[[int], None] | None = None) -> int:
+    """Rewrite the index of these tenants (all when None) from their active heads; returns the
+    number of heads indexed. Run inside a transaction (the command and the migration do)."""
+    heads = Revision.objects.filter(is_head=True, state="active")
+    postings, terms, corpus = LexicalPosting.objects.all(), LexicalTerm.objects.all(), LexicalCorpus.objects.all()
+    if tenant_ids is not None:
+        heads = heads.filter(tenant_id__in=tenant_ids)
+        postings, terms = postings.filter(tenant_id__in=tenant_ids), terms.filter(tenant_id__in=tenant_ids)
+        corpus = corpus.filter(tenant_id__in=tenant_ids)
+    for queryset in (postings, terms, corpus):
+        queryset.delete()
+    done = 0
+    last = ""
+    # Keyset pages by primary key: memory stays flat however many heads there are.
+    while True:
+        page = list(heads.filter(id__gt=last).order_by("id")[:REBUILD_PAGE])
+        if not page:
+            return done
+        lexicon_add(page)
+        done += len(page)
+        last = page[-1].id
+        if progress is not None:
+            progress(len(page))
