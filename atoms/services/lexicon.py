@@ -154,3 +154,54 @@ def lexicon_rebuild(tenant_ids: Sequence[int] | None = None, *, progress: Callab
         last = page[-1].id
         if progress is not None:
             progress(len(page))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    heads: int
+    postings: int
+    mismatches: list[str]  # human-readable, ids and counts only (never content)
+
+
+def lexicon_check(tenant_id: int, *, progress: Callable[[int], None] | None = None) -> CheckResult:
+    """Recompute the tenant's index from its active heads and compare it with what is stored."""
+    postings: set[tuple[str, str, str, int, int]] = set()
+    terms: dict[tuple[str, str], int] = defaultdict(int)
+    corpus: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    heads = Revision.objects.filter(tenant_id=tenant_id, is_head=True, state="active")
+    done, last = 0, ""
+    while True:
+        page = list(heads.filter(id__gt=last).order_by("id")[:REBUILD_PAGE])
+        if not page:
+            break
+        for revision in page:
+            doc = document(revision)
+            corpus[doc.policy][0] += 1
+            corpus[doc.policy][1] += doc.length
+            for term, tf in doc.counts.items():
+                postings.add((doc.policy, term, doc.revision_id, tf, doc.length))
+                terms[(doc.policy, term)] += 1
+        done += len(page)
+        last = page[-1].id
+        if progress is not None:
+            progress(len(page))
+    mismatches: list[str] = []
+    stored_postings = set(LexicalPosting.objects.filter(tenant_id=tenant_id).values_list(
+        "policy", "term", "revision_id", "tf", "length"))
+    if stored_postings != postings:
+        mismatches.append(f"postings: {len(postings - stored_postings)} missing, "
+                          f"{len(stored_postings - postings)} unexpected")
+    stored_terms = {(p, t): n for p, t, n in LexicalTerm.objects.filter(tenant_id=tenant_id).values_list(
+        "policy", "term", "docs") if n}
+    if stored_terms != dict(terms):
+        wrong = {k for k in stored_terms.keys() | terms.keys() if stored_terms.get(k) != terms.get(k)}
+        mismatches.append(f"term counts: {len(wrong)} terms differ")
+    rows = list(LexicalCorpus.objects.filter(tenant_id=tenant_id).values_list("policy", "docs", "length",
+                                                                            "unicode_version"))
+    stored_corpus = {policy: [docs, length] for policy, docs, length, _ in rows if docs or length}
+    if stored_corpus != dict(corpus):
+        mismatches.append("corpus statistics differ")
+    versions = {version for _, _, _, version in rows} - {UNICODE_VERSION}
+    if versions:
+        mismatches.append(f"terms made with Unicode {sorted(versions)}, this process uses {UNICODE_VERSION}: rebuild")
+    return CheckResult(heads=done, postings=len(postings), mismatches=mismatches)
