@@ -19,8 +19,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
-
 from atoms.clock import now_ms
 from atoms.core.canonical import sha256_hex
 from atoms.core.closure import closures
@@ -38,6 +36,7 @@ from atoms.services.recall_graph import recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
 from atoms.services.semantic import Semantic, prepare
+from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.staleness import Staleness
 from atoms.services.views import render_views
 
@@ -59,6 +58,7 @@ class Frozen:
     first_page: bool
 
 
+@retried
 def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
     """§6 for one request. Refs, cursor and receipt are made in one transaction."""
     store = AtomStore.for_tenant(caller.tenant)
@@ -74,7 +74,7 @@ def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.
     semantic = prepare(caller.tenant, store, kinds) if options.cursor is None else None
-    with transaction.atomic():
+    with read_snapshot():
         store = AtomStore.objects.get(pk=store.pk)
         if options.cursor is None:
             frozen = _evaluate(binding, store, kinds, options, semantic)

@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-
 from atoms.clock import now_ms
 from atoms.core.text import is_blank, seed_match
 from atoms.errors import AtomError, invalid
@@ -30,6 +28,7 @@ from atoms.services.recall_graph import Visible, recall, recall_figures, recall_
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
 from atoms.services.refs import issue_refs
 from atoms.services.semantic import Semantic, prepare
+from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.views import render_views
 
 BODY_KEYS = {"binding", "query", "options"}
@@ -68,6 +67,7 @@ class Frozen:
     first_page: bool
 
 
+@retried
 def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
     """§7.1. Refs, cursor and receipt are made in one transaction with the reads."""
     store = AtomStore.for_tenant(caller.tenant)
@@ -84,7 +84,7 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.
     semantic = prepare(caller.tenant, store, {"query": [query]}) if options.cursor is None else None
-    with transaction.atomic():
+    with read_snapshot():
         store = AtomStore.objects.get(pk=store.pk)
         if options.cursor is None:
             frozen = _evaluate(binding, store, query, options, semantic)
