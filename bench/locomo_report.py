@@ -24,6 +24,8 @@ METHODS = ("bm25", "dense", "lexical", "hybrid")
 LABELS = {"bm25": "BM25 (rank-bm25)", "dense": "MiniLM cosine only", "lexical": "engine, lexical only",
           "hybrid": "engine, MiniLM hybrid"}
 PACKINGS = {"budget": "atoms_read's selection", "packed": "ranking packed in order"}
+FORM_LABELS = {"plain": "plain turns, no links",
+               "linked": "sessions of linked turns, each turn `follows` the one before it"}
 KS = (1, 5, 10)
 # The engine ranks at most maxSeeds = 64 atoms when nothing is linked (atoms.md §6.4), so
 # every method's ranking is cut there: MRR and recall@k are then like for like.
@@ -141,32 +143,27 @@ def _budget_cells(figures: dict[str, Any], packing: str, budgets: Sequence[int])
     return " ".join(f"{_pct(figures[packing].get(str(b), {}).get('recall')):>6}" for b in budgets)
 
 
-def print_tables(report: dict[str, Any]) -> None:
-    summary, budgets = report["summary"], report["budgets"]
-    print(f"\nLoCoMo evidence recall, {report['conversations']} conversations, {report['questions']} questions "
-          f"(categories 1-4), {report['turns']:,} turns; {report['date']}")
+def print_form(report: dict[str, Any], form: str) -> None:
+    block = report["forms"][form]
+    summary, budgets = block["summary"], report["budgets"]
+    print(f"\n[{form}] {FORM_LABELS[form]}: LoCoMo evidence recall, {report['conversations']} conversations, "
+          f"{summary['overall']['questions']} questions (categories 1-4), {report['turns']:,} turns, "
+          f"{block['links']:,} links; {report['date']}")
     kib = [f"{b // 1024}k" for b in budgets]
     header = (f"{'scope':<12} {'n':>5} {'method':<22} " + " ".join(f"{'R@' + str(k):>6}" for k in KS)
               + f" {'MRR':>6} | " + " ".join(f"{'sel' + k:>6}" for k in kib) + " | "
               + " ".join(f"{'rank' + k:>6}" for k in kib))
     print(header + "\n" + "-" * len(header))
     scopes = [("overall", summary["overall"]), *list(summary["by_category"].items())]
-    for name, block in scopes:
+    for name, scope in scopes:
         for method in METHODS:
-            if method not in block:
+            if method not in scope:
                 continue
-            f = block[method]
+            f = scope[method]
             cells = " ".join(f"{_pct(f[f'recall@{k}']):>6}" for k in KS)
-            print(f"{name:<12} {block['questions']:>5} {LABELS[method]:<22} {cells} {_pct(f['mrr']):>6} | "
+            print(f"{name:<12} {scope['questions']:>5} {LABELS[method]:<22} {cells} {_pct(f['mrr']):>6} | "
                   f"{_budget_cells(f, 'budget', budgets)} | {_budget_cells(f, 'packed', budgets)}")
     overall = summary["overall"]
-    if "hybrid" in overall and "bm25" in overall:
-        gap = 100 * (overall["hybrid"]["recall@10"] - overall["bm25"]["recall@10"])
-        verdict = "meets" if gap >= 10 else "misses"
-        print(f"hybrid recall@10 - BM25 recall@10 = {gap:+.1f} points: {verdict} the design target of +10")
-    print(f"R@k: evidence recall within the first k (percent); MRR over the first {RANK_CUTOFF}. "
-          "selNk: share of evidence turns in atoms_read's answer for a budget of N KiB; rankNk: the method's "
-          "ranking packed in rank order under the same render cost (what read's baseline step would keep)")
     for method in ("hybrid", "lexical", "bm25"):
         for packing in PACKINGS:
             got = overall.get(method, {}).get(packing, {})
@@ -174,7 +171,107 @@ def print_tables(report: dict[str, Any]) -> None:
                 print(f"  {LABELS[method]}, {PACKINGS[packing]}: items / mean bytes per item = " + ", ".join(
                     f"{b // 1024}k {got[str(b)]['items_mean']:.1f} / {got[str(b)]['item_bytes_mean']:.0f}"
                     for b in budgets if str(b) in got))
-    quarantined = [f"{c['sample']} {dia}" for c in report.get("per_conversation", []) for dia in c["quarantined_turns"]]
+    latency = block.get("latency", {})
+    cells = [f"{op} {m} {v['median_ms']:.0f}" for op in ("search", "read") for m, v in latency.get(op, {}).items() if v]
+    if cells:
+        print("  median service time, ms: " + ", ".join(cells))
+    if block.get("hybrid_index_pending") or block.get("bm25_cost_mismatches"):
+        print(f"  hybrid answers with index not ready: {block['hybrid_index_pending']}; reads whose tokenCount "
+              f"the unit prices missed: {block['bm25_cost_mismatches']}")
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return value / base if value is not None and base else None
+
+
+def _minus(value: float | None, base: float | None) -> float | None:
+    return value - base if value is not None and base is not None else None
+
+
+def compare(report: dict[str, Any]) -> dict[str, Any]:
+    """Overall figures per form and method, against the same form's BM25 (BM25 ranks the same
+    texts in both forms: links are not text), and linked minus plain per method."""
+    out: dict[str, Any] = {}
+    for form, block in report["forms"].items():
+        overall = block["summary"]["overall"]
+        bm25 = overall["bm25"]
+        rows: dict[str, Any] = {}
+        for method in METHODS:
+            if method not in overall:
+                continue
+            f = overall[method]
+            row: dict[str, Any] = {"recall@10": f["recall@10"], "mrr": f["mrr"],
+                                   "recall@10_minus_bm25": _minus(f["recall@10"], bm25["recall@10"]),
+                                   "recall@10_over_bm25": _ratio(f["recall@10"], bm25["recall@10"]),
+                                   "mrr_minus_bm25": _minus(f["mrr"], bm25["mrr"]), "budgets": {}}
+            for budget in report["budgets"]:
+                base = bm25["packed"].get(str(budget), {}).get("recall")
+                sel = f["budget"].get(str(budget), {}).get("recall")
+                packed = f["packed"].get(str(budget), {}).get("recall")
+                row["budgets"][str(budget)] = {
+                    "selection": sel, "rank_order": packed, "selection_minus_rank_order": _minus(sel, packed),
+                    "selection_minus_bm25": _minus(sel, base), "selection_over_bm25": _ratio(sel, base),
+                    "rank_order_minus_bm25": _minus(packed, base)}
+            rows[method] = row
+        out[form] = rows
+    if {"plain", "linked"} <= set(out):
+        out["linked_minus_plain"] = {
+            method: {"recall@10": _minus(out["linked"][method]["recall@10"], out["plain"][method]["recall@10"]),
+                     "mrr": _minus(out["linked"][method]["mrr"], out["plain"][method]["mrr"]),
+                     "selection": {b: _minus(out["linked"][method]["budgets"][b]["selection"],
+                                             out["plain"][method]["budgets"][b]["selection"])
+                                   for b in out["plain"][method]["budgets"]}}
+            for method in out["plain"] if method in out["linked"]}
+    return out
+
+
+def _pts(value: float | None) -> str:
+    return "   -  " if value is None else f"{100 * value:+6.1f}"
+
+
+def _times(value: float | None) -> str:
+    return "   -  " if value is None else f"{value:5.2f}x"
+
+
+def print_comparison(report: dict[str, Any]) -> None:
+    comparison, budgets = report["comparison"], report["budgets"]
+    kib = [f"{b // 1024}k" for b in budgets]
+    print(f"\nBoth forms, overall ({report['questions']} questions). d: points against the same form's BM25 "
+          "(recall@10, MRR; sel/rank: against BM25 packed in rank order); x: ratio to it")
+    header = (f"{'form':<7} {'method':<22} {'R@10':>6} {'dR@10':>6} {'xR@10':>6} {'MRR':>6} {'dMRR':>6} | "
+              + " ".join(f"{'sel' + k:>6}" for k in kib) + " | " + " ".join(f"{'rank' + k:>6}" for k in kib)
+              + " | " + " ".join(f"{'dsel' + k:>7}" for k in kib) + " | " + " ".join(f"{'xsel' + k:>7}" for k in kib))
+    print(header + "\n" + "-" * len(header))
+    for form in report["forms"]:
+        for method, row in comparison[form].items():
+            cells = [row["budgets"][str(b)] for b in budgets]
+            print(f"{form:<7} {LABELS[method]:<22} {_pct(row['recall@10']):>6} {_pts(row['recall@10_minus_bm25'])} "
+                  f"{_times(row['recall@10_over_bm25'])} {_pct(row['mrr']):>6} {_pts(row['mrr_minus_bm25'])} | "
+                  + " ".join(f"{_pct(c['selection']):>6}" for c in cells) + " | "
+                  + " ".join(f"{_pct(c['rank_order']):>6}" for c in cells) + " | "
+                  + " ".join(f"{_pts(c['selection_minus_bm25']):>7}" for c in cells) + " | "
+                  + " ".join(f"{_times(c['selection_over_bm25']):>7}" for c in cells))
+    for method, row in comparison.get("linked_minus_plain", {}).items():
+        if method in ("hybrid", "lexical"):
+            sel = ", ".join(f"sel{int(b) // 1024}k {_pts(v).strip()}" for b, v in row["selection"].items() if v is not None)
+            print(f"linked - plain, {LABELS[method]}: R@10 {_pts(row['recall@10']).strip()}, "
+                  f"MRR {_pts(row['mrr']).strip()} points" + (f"; {sel}" if sel else ""))
+    for form in report["forms"]:
+        gap = comparison[form].get("hybrid", {}).get("recall@10_minus_bm25")
+        if gap is not None:
+            verdict = "meets" if gap >= 0.10 else "misses"
+            print(f"[{form}] hybrid recall@10 - BM25 recall@10 = {100 * gap:+.1f} points: {verdict} the design target of +10")
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    for form in report["forms"]:
+        print_form(report, form)
+    print(f"R@k: evidence recall within the first k (percent); MRR over the first {RANK_CUTOFF}. "
+          "selNk: share of evidence turns in atoms_read's answer for a budget of N KiB; rankNk: the method's "
+          "ranking packed in rank order under the same render cost (what read's baseline step would keep)")
+    print_comparison(report)
+    quarantined = sorted({f"{c['sample']} {dia}" for c in report.get("per_conversation", [])
+                          for dia in c["quarantined_turns"]})
     if quarantined:
         print(f"quarantined at write by the threat scanner (in no ranking): {', '.join(quarantined)}")
     index = report.get("indexing")
@@ -184,24 +281,18 @@ def print_tables(report: dict[str, Any]) -> None:
               f"{index['torch_threads']} torch thread(s); model load {index['model_load_seconds']:.1f} s not included)")
 
 
-def plot(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    summary, budgets = report["summary"], report["budgets"]
+def _plot_form(axes: Any, summary: dict[str, Any], budgets: Sequence[int], form: str) -> None:
+    """One row of the figure: recall@k, recall@10 by category, budgeted recall."""
     overall = summary["overall"]
     methods = [m for m in METHODS if m in overall]
     colors = {"bm25": "#888888", "dense": "#6aa84f", "lexical": "#e08a2c", "hybrid": "#2c6fbb"}
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
 
     ax = axes[0]
     ks = list(range(1, RANK_CUTOFF + 1))
     for method in methods:
         ax.plot(ks, [100 * v for v in overall[method]["curve"]], label=LABELS[method], color=colors[method])
     ax.axvline(10, color="#cccccc", linestyle=":")
-    ax.set(xscale="log", xlabel="k (turns)", ylabel="evidence recall@k (%)", title="Recall@k, all categories",
+    ax.set(xscale="log", xlabel="k (turns)", ylabel="evidence recall@k (%)", title=f"[{form}] Recall@k, all categories",
            ylim=(0, 100))
     ticks = [1, 2, 5, 10, 20, RANK_CUTOFF]
     ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -217,7 +308,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
                color=colors[method])
     ax.set_xticks(range(len(names)), [f"{n}\n(n={b['questions']})" for n, b in zip(names, blocks, strict=True)],
                   fontsize=8)
-    ax.set(ylabel="evidence recall@10 (%)", title="Recall@10 by category", ylim=(0, 100))
+    ax.set(ylabel="evidence recall@10 (%)", title=f"[{form}] Recall@10 by category", ylim=(0, 100))
     ax.legend(fontsize=8)
 
     ax = axes[2]
@@ -230,11 +321,22 @@ def plot(report: dict[str, Any], path: Path) -> None:
                 ax.plot([b / 1024 for b, _ in points], [100 * v for _, v in points], marker="o", linestyle=style,
                         label=label, color=colors[method])
     ax.set(xlabel="read budget (KiB of rendered text)", ylabel="evidence turns in the answer (%)",
-           title="Budgeted recall (solid: atoms_read)", ylim=(0, 100), xticks=[b / 1024 for b in budgets])
+           title=f"[{form}] Budgeted recall (solid: atoms_read)", ylim=(0, 100), xticks=[b / 1024 for b in budgets])
     ax.legend(fontsize=8)
 
-    fig.suptitle(f"LoCoMo evidence retrieval ({report['conversations']} conversations, {report['questions']} "
-                 f"questions, {report['date'][:10]})", fontsize=10)
+
+def plot(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    forms = list(report["forms"])
+    fig, axes = plt.subplots(len(forms), 3, figsize=(16, 4.8 * len(forms)), squeeze=False)
+    for row, form in zip(axes, forms, strict=True):
+        _plot_form(row, report["forms"][form]["summary"], report["budgets"], form)
+    fig.suptitle(f"LoCoMo evidence retrieval, plain turns and sessions of linked turns ({report['conversations']} "
+                 f"conversations, {report['questions']} questions, {report['date'][:10]})", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -1,0 +1,344 @@
+"""Tune the tenant's retrieval and activation config on LoCoMo dev: search recall@10 and MRR
+of the hybrid engine against BM25, with the conversations as plain turns and as sessions of
+linked turns (bench/locomo_ingest.py).
+
+    .venv/bin/python bench/locomo_tune.py [--quick] [--conversations N] [--grid staged|full]
+        [--semantic 0.5,0.6,0.7,0.8,0.9] [--propagation 0,0.1,0.2,0.3,0.5]
+        [--follows 1:1,1:0,0:1] [--max-seeds 32,64,128] [--depth 0,1,2]
+        [--lexical-candidates N,..] [--semantic-candidates N,..] [--top N] [--torch-threads N]
+
+Data: ../shared/data/locomo-dev.json only (LoCoMo, Maharana et al., ACL 2024); without it
+the script says so and exits with status 0.
+
+Each conversation is written and indexed once per form, into its own tenant; the encoder
+loads once. A grid point is a tenant config (`retrieval.weights` {semantic, lexical = 1 -
+semantic}, `activation.propagation`, `activation.relations.follows` {forward, reverse},
+`retrieval.maxSeeds`, `retrieval.depth`, and the candidate counts when given). For each
+point the config is stored in every tenant's AtomStore.config directly, then
+atoms_search(query=question, limit 64) runs for every question of categories 1-4. Keys that
+atoms/config.py does not accept yet are stored all the same, and the output says which.
+
+Points that the activation formulas (atoms.md §6.4) make equal are measured once: without
+links (plain form) only the weights, maxSeeds and candidate counts act; with propagation 0,
+depth 0, or both `follows` weights 0, the linked form ranks as it would without links.
+Question vectors are memoized during the grid (the same text gives the same vector), which
+takes the encoder out of the grid's run time.
+
+`--grid staged` (the default): (1) every semantic weight with propagation 0; (2) with the
+best weights, every propagation x follows weights x depth > 0; (3) with the best of those,
+every maxSeeds and candidate count, and the weights next to the best. `--grid full`: the
+whole product. Prints a table sorted by the mean over the two forms of recall@10 minus
+BM25's, writes bench/out/locomo_tune.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from locomo_ingest import DATA, FORMS, ROOT, Conversation, environment, ingest, progress, samples, start
+from locomo_report import RANK_CUTOFF, Bm25, ranks_of, recall_at, reciprocal_rank
+
+OUT = ROOT / "bench" / "out" / "locomo_tune.json"
+
+
+@dataclass(frozen=True)
+class Point:
+    semantic: float = 0.8
+    propagation: float = 0.5
+    forward: float = 1.0
+    reverse: float = 1.0
+    max_seeds: int = 64
+    depth: int = 2
+    lexical_candidates: int | None = None
+    semantic_candidates: int | None = None
+
+    def config(self) -> dict[str, Any]:
+        retrieval: dict[str, Any] = {"weights": {"semantic": self.semantic, "lexical": round(1 - self.semantic, 6)},
+                                     "maxSeeds": self.max_seeds, "depth": self.depth}
+        if self.lexical_candidates is not None:
+            retrieval["lexicalCandidates"] = self.lexical_candidates
+        if self.semantic_candidates is not None:
+            retrieval["semanticCandidates"] = self.semantic_candidates
+        return {"retrieval": retrieval, "activation": {
+            "propagation": self.propagation, "relations": {"follows": {"forward": self.forward, "reverse": self.reverse}}}}
+
+    def key(self, form: str) -> tuple[Any, ...]:
+        """Points with equal keys rank identically in `form` (see the module docstring)."""
+        inert = form == "plain" or self.propagation == 0 or self.depth == 0 or self.forward == self.reverse == 0
+        graph = ("no-graph",) if inert else (self.propagation, self.forward, self.reverse, self.depth)
+        return (self.semantic, self.max_seeds, self.lexical_candidates, self.semantic_candidates, *graph)
+
+    def label(self) -> str:
+        extra = "".join(f" {name} {value}" for name, value in (("lexC", self.lexical_candidates),
+                                                                ("semC", self.semantic_candidates)) if value is not None)
+        return (f"sem {self.semantic:.2f} p {self.propagation:.2f} follows {self.forward:g}:{self.reverse:g} "
+                f"seeds {self.max_seeds} depth {self.depth}{extra}")
+
+
+# --- Configs ------------------------------------------------------------------------------------
+
+def unaccepted(point: Point) -> list[str]:
+    """The keys of the point's config that atoms/config.py refuses, each with its message."""
+    from atoms.config import ConfigError, validate_config
+
+    config, out = point.config(), []
+    for section, values in config.items():
+        for name, value in values.items():
+            try:
+                validate_config({section: {name: value}})
+            except ConfigError as exc:
+                out.append(f"{section}.{name} ({exc})")
+    return out
+
+
+def store_config(conversations: list[Conversation], point: Point) -> None:
+    """The validated config when atoms/config.py accepts it, else the raw one (reported)."""
+    from atoms.config import ConfigError, validate_config
+    from atoms.models import AtomStore
+
+    try:
+        config = validate_config(point.config())
+    except ConfigError:
+        config = point.config()
+    tenants = [c.caller.tenant.pk for c in conversations]
+    AtomStore.objects.filter(tenant_id__in=tenants).update(config=config)
+
+
+def memoize_queries() -> bool:
+    """Memoize the loaded encoder's answers by input, for the grid only (indexing is over)."""
+    from django.conf import settings
+
+    from atoms.embedding import load_provider
+
+    loaded = load_provider(settings.ATOMS_EMBEDDING_PROVIDER)
+    provider = getattr(loaded, "provider", None)
+    if provider is None or not callable(getattr(provider, "encode", None)):
+        return False
+    encode, memo = provider.encode, {}
+
+    def memoized(texts: list[str]) -> Any:
+        key = tuple(texts)
+        if key not in memo:
+            memo[key] = encode(list(texts))
+        return memo[key]
+
+    provider.encode = memoized
+    return True
+
+
+# --- Measuring ----------------------------------------------------------------------------------
+
+def measure(conversations: list[Conversation], point: Point, bar: Any) -> dict[str, Any]:
+    """recall@10, MRR and a fingerprint of the rankings for one form under one config."""
+    from atoms.services.search import atoms_search
+
+    store_config(conversations, point)
+    r10, mrr, rankings = [], [], []
+    for conversation in conversations:
+        for question in conversation.questions:
+            result = atoms_search(caller=conversation.caller,
+                                  body={"query": question["question"], "options": {"limit": RANK_CUTOFF}})
+            ranking = [conversation.ref_turn[item["ref"]] for item in result["items"]]
+            ranks = ranks_of(ranking, question["turns"])
+            r10.append(recall_at(ranks, 10))
+            mrr.append(reciprocal_rank(ranks))
+            rankings.append(tuple(ranking[:RANK_CUTOFF]))
+            bar.update(1)
+    return {"recall@10": sum(r10) / len(r10), "mrr": sum(mrr) / len(mrr), "fingerprint": hash(tuple(rankings))}
+
+
+def baseline(conversations: list[Conversation]) -> dict[str, float]:
+    r10, mrr = [], []
+    for conversation in conversations:
+        bm25 = Bm25([turn.text for turn in conversation.turns], conversation.quarantined)
+        for question in conversation.questions:
+            ranks = ranks_of(bm25.ranking(question["question"]), question["turns"])
+            r10.append(recall_at(ranks, 10))
+            mrr.append(reciprocal_rank(ranks))
+    return {"recall@10": sum(r10) / len(r10), "mrr": sum(mrr) / len(mrr)}
+
+
+class Tuner:
+    def __init__(self, memories: dict[str, list[Conversation]]) -> None:
+        self.memories = memories
+        self.bm25 = {form: baseline(conversations) for form, conversations in memories.items()}
+        self.cache: dict[tuple[str, tuple[Any, ...]], dict[str, Any]] = {}
+        self.results: dict[Point, dict[str, dict[str, Any]]] = {}
+        self.refused: set[str] = set()
+
+    def gain(self, point: Point) -> float:
+        result = self.results[point]
+        return sum(result[f]["recall@10"] - self.bm25[f]["recall@10"] for f in result) / len(result)
+
+    def run(self, points: list[Point], stage: str) -> None:
+        from tqdm import tqdm
+
+        todo = {(form, p.key(form)): p for p in points for form in self.memories
+                if (form, p.key(form)) not in self.cache}
+        total = sum(len(c.questions) for form, _ in todo for c in self.memories[form])
+        progress(f"{stage}: {len(points)} configs, {len(todo)} distinct measurements")
+        with tqdm(total=total, desc=stage, unit="q", file=sys.stderr) as bar:
+            for (form, key), point in todo.items():
+                self.refused.update(unaccepted(point))
+                self.cache[(form, key)] = measure(self.memories[form], point, bar)
+        for point in points:
+            self.results[point] = {form: self.cache[(form, point.key(form))] for form in self.memories}
+
+    def best(self, points: list[Point]) -> Point:
+        return max(points, key=lambda p: (self.gain(p), -points.index(p)))
+
+
+def grids(args: argparse.Namespace, tuner: Tuner) -> None:
+    axes = {"semantic": args.semantic, "propagation": args.propagation, "follows": args.follows,
+            "max_seeds": args.max_seeds, "depth": args.depth,
+            "lexical_candidates": args.lexical_candidates or [None],
+            "semantic_candidates": args.semantic_candidates or [None]}
+    if args.grid == "full":
+        points = [Point(semantic=s, propagation=p, forward=f, reverse=r, max_seeds=m, depth=d,
+                        lexical_candidates=lc, semantic_candidates=sc)
+                  for s, p, (f, r), m, d, lc, sc in itertools.product(*axes.values())]
+        tuner.run(list(dict.fromkeys(points)), "full grid")
+        return
+    base = Point(max_seeds=64 if 64 in args.max_seeds else args.max_seeds[0])
+    stage1 = [replace(base, semantic=s, propagation=0.0) for s in args.semantic]
+    tuner.run(stage1, "1 weights")
+    weights = tuner.best(stage1).semantic
+    stage2 = [replace(base, semantic=weights, propagation=p, forward=f, reverse=r, depth=d)
+              for p, (f, r), d in itertools.product(args.propagation, args.follows, args.depth) if p > 0 and d > 0]
+    tuner.run(stage2, "2 activation")
+    best = tuner.best(stage1 + stage2)
+    near = [s for s in args.semantic if abs(s - best.semantic) < 0.15 and s != best.semantic]
+    stage3 = ([replace(best, max_seeds=m) for m in args.max_seeds if m != best.max_seeds]
+              + [replace(best, semantic=s) for s in near]
+              + [replace(best, lexical_candidates=lc, semantic_candidates=sc)
+                 for lc, sc in itertools.product(axes["lexical_candidates"], axes["semantic_candidates"])
+                 if (lc, sc) != (None, None)])
+    tuner.run(stage3, "3 seeds, weights, candidates")
+
+
+def inert_axes(tuner: Tuner) -> list[str]:
+    """Axes whose values, all else equal, never changed a ranking in any form."""
+    out = []
+    for axis in ("semantic", "propagation", "forward", "reverse", "max_seeds", "depth", "lexical_candidates",
+                 "semantic_candidates"):
+        groups: dict[tuple[Any, ...], list[Point]] = {}
+        for point in tuner.results:
+            groups.setdefault(tuple(v for k, v in asdict(point).items() if k != axis), []).append(point)
+        varied = [g for g in groups.values() if len({getattr(p, axis) for p in g}) > 1]
+        if varied and all(len({tuner.results[p][f]["fingerprint"] for p in g}) == 1
+                          for g in varied for f in tuner.memories):
+            out.append(axis)
+    return out
+
+
+def print_table(tuner: Tuner, top: int) -> list[dict[str, Any]]:
+    forms = list(tuner.memories)
+    rows = sorted(tuner.results, key=lambda p: -tuner.gain(p))
+    print("\nBM25 (rank-bm25): " + ", ".join(f"{f} R@10 {100 * tuner.bm25[f]['recall@10']:.1f} MRR "
+                                             f"{100 * tuner.bm25[f]['mrr']:.1f}" for f in forms))
+    header = f"{'#':>3} {'config':<50} " + " ".join(f"{f + ' R@10':>12} {'d':>6} {'MRR':>5}" for f in forms)
+    header += f" {'mean d':>7}" + (f" {'lnk-pln':>7}" if len(forms) == 2 else "")
+    print(header + "\n" + "-" * len(header))
+    out = []
+    for n, point in enumerate(rows, 1):
+        result = tuner.results[point]
+        cells = " ".join(f"{100 * result[f]['recall@10']:>12.1f} "
+                         f"{100 * (result[f]['recall@10'] - tuner.bm25[f]['recall@10']):>+6.1f} "
+                         f"{100 * result[f]['mrr']:>5.1f}" for f in forms)
+        diff = (100 * (result["linked"]["recall@10"] - result["plain"]["recall@10"])) if len(forms) == 2 else None
+        if n <= top:
+            print(f"{n:>3} {point.label():<50} {cells} {100 * tuner.gain(point):>+7.1f}"
+                  + (f" {diff:>+7.1f}" if diff is not None else ""))
+        out.append({"point": asdict(point), "config": point.config(), "mean_gain": tuner.gain(point),
+                    **{f: {k: v for k, v in result[f].items() if k != "fingerprint"} for f in forms}})
+    if len(rows) > top:
+        print(f"... {len(rows) - top} more in {OUT.relative_to(ROOT)}")
+    print("d: recall@10 minus BM25's (points); mean d: over the forms; lnk-pln: linked minus plain recall@10")
+    return out
+
+
+def floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x]
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def pairs(text: str) -> list[tuple[float, float]]:
+    return [(float(a), float(b)) for a, b in (x.split(":") for x in text.split(",") if x)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="the first 2 conversations only")
+    parser.add_argument("--conversations", type=int, help="the first N conversations (default all 7)")
+    parser.add_argument("--grid", choices=("staged", "full"), default="staged")
+    parser.add_argument("--semantic", type=floats, default=floats("0.5,0.6,0.7,0.8,0.9"),
+                        help="retrieval.weights.semantic values (lexical = 1 - semantic)")
+    parser.add_argument("--propagation", type=floats, default=floats("0,0.1,0.2,0.3,0.5"))
+    parser.add_argument("--follows", type=pairs, default=pairs("1:1,1:0,0:1"),
+                        help="activation.relations.follows forward:reverse pairs")
+    parser.add_argument("--max-seeds", type=ints, default=ints("32,64,128"))
+    parser.add_argument("--depth", type=ints, default=ints("0,1,2"))
+    parser.add_argument("--lexical-candidates", type=ints, help="retrieval.lexicalCandidates values (default unset)")
+    parser.add_argument("--semantic-candidates", type=ints, help="retrieval.semanticCandidates values (default unset)")
+    parser.add_argument("--forms", default=",".join(FORMS), help=f"comma-separated, of {', '.join(FORMS)}")
+    parser.add_argument("--top", type=int, default=40, help="rows printed (all are written to the JSON)")
+    parser.add_argument("--torch-threads", type=int, default=1)
+    parser.add_argument("--data", type=Path, default=DATA, help=f"LoCoMo dev JSON (default {DATA})")
+    args = parser.parse_args()
+    forms = [f for f in FORMS if f in args.forms.split(",")]
+    if not args.data.is_file():
+        print(f"LoCoMo data not found at {args.data}; skipping (see docs/benchmarks.md)")
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="memoryhub-bench-tune-"))
+    environment(tmp)
+    started = datetime.now(UTC)
+    try:
+        model_load = start(args.torch_threads)
+        from memoryhub.actors import Actor
+
+        actor = Actor.system("bench")
+        memories: dict[str, list[Conversation]] = {form: [] for form in forms}
+        limit = 2 if args.quick and args.conversations is None else args.conversations
+        for sample in samples(args.data, limit):
+            for form in forms:
+                memories[form].append(ingest(sample, form, actor)[0])
+        memoized = memoize_queries()
+        tuner = Tuner(memories)
+        grids(args, tuner)
+        print(f"\nLoCoMo dev tuning, {len(memories[forms[0]])} conversations, "
+              f"{sum(len(c.questions) for c in memories[forms[0]])} questions, {len(tuner.results)} configs, "
+              f"{len(tuner.cache)} measurements; {started.isoformat(timespec='seconds')}, "
+              f"{(datetime.now(UTC) - started).seconds} s (model load {model_load:.1f} s"
+              f"{', question vectors memoized' if memoized else ''})")
+        if tuner.refused:
+            print("set directly, bypassing validation (atoms/config.py does not accept them yet): "
+                  + "; ".join(sorted(tuner.refused)))
+        inert = inert_axes(tuner)
+        if inert:
+            print("never changed a ranking, all else equal (the engine may not read them): " + ", ".join(inert))
+        rows = print_table(tuner, args.top)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "command": " ".join(
+        [".venv/bin/python", "bench/locomo_tune.py", *sys.argv[1:]]), "bm25": tuner.bm25, "bypassed": sorted(tuner.refused),
+        "inert_axes": inert, "load_average": os.getloadavg(), "results": rows}, indent=1) + "\n")
+    print(f"written to {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
