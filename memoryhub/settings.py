@@ -354,7 +354,6 @@ ATOMS_VECTOR_INDEX_ROOT: Path | None = (
 ATOMS_TORCH_THREADS = env_int("ATOMS_TORCH_THREADS", 1)
 ATOMS_WORKER_TORCH_THREADS = env_int("ATOMS_WORKER_TORCH_THREADS", 0)
 # Nearest entries a read or search takes from the vector index per signal text.
-ATOMS_VECTOR_CANDIDATES = env_int("ATOMS_VECTOR_CANDIDATES", 256)
 ATOMS_CURSOR_TTL_MS = env_int("ATOMS_CURSOR_TTL_MS", 300_000)
 ATOMS_REPLAY_RETENTION_DAYS = env_int("ATOMS_REPLAY_RETENTION_DAYS", 30)
 # The UI's purge task (atoms.purge_run): maxWork per purge call, and seconds per task run
