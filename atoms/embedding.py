@@ -181,8 +181,8 @@ def describe(spec: dict[str, Any] | None) -> tuple[str, int] | None:
     Raises ProviderUnavailable like load_provider."""
     if spec is None:
         return None
-    with _lock:
-        loaded = _cache.get(canonical(spec))
+    # A single dict read, without _lock: a status page must not wait for a model that loads.
+    loaded = _cache.get(canonical(spec))
     if loaded is not None:
         return loaded.provider.id, loaded.provider.dimensions
     name = spec.get("class")
