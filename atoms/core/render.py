@@ -16,8 +16,12 @@
 - `cost(S)` is the UTF-8 byte length of `render(S)` (tokenizer utf8-bytes-v1); cost(∅) = 0
   and the empty render is "".
 
-`Layout` precomputes each unit's canonical form once so that selection can price a set in
-time proportional to what changes (`source_extra` is the only part that is not additive).
+`Layout` prices each unit once, so that selection prices a tentative set from the costs of
+its units in time proportional to what changes, never by re-rendering (`source_extra`, the
+only part that is not additive, is computed once per set of quotes on a source). A unit's
+size comes from `unit_json`, a writer for the unit's fixed shape that prints exactly what
+`canonical` prints (tests/atoms/core/test_render.py checks the two against each other);
+the returned text itself is always built with `canonical`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from atoms.core.canonical import canonical
+from atoms.core.canonical import canonical, canonical_number, canonical_string
 from atoms.core.closure import AtomNode, Closure
 from atoms.core.spans import merge_spans
 
@@ -166,28 +170,41 @@ class Layout:
     def __init__(self, nodes: Iterable[AtomNode]) -> None:
         self.nodes: dict[str, AtomNode] = {}
         self.plain_size: dict[str, int] = {}
-        self.quoted_size: dict[str, int] = {}
         self.quotes: dict[str, Quote] = {}
+        self._quoted_size: dict[str, int] = {}  # filled when a unit first joins a cluster
+        self._extra: dict[frozenset[str], tuple[int, int]] = {}
         for node in nodes:
             if node.revision_id in self.nodes:
                 continue
             self.nodes[node.revision_id] = node
-            self.plain_size[node.revision_id] = _size(unit(node))
+            self.plain_size[node.revision_id] = len(unit_json(node).encode("utf-8"))
             quote = verified_quote(node)
             if quote is not None:
                 self.quotes[node.revision_id] = quote
-                self.quoted_size[node.revision_id] = _size(unit(node, quote))
+
+    def quoted_size(self, key: str) -> int:
+        """Bytes of the quoted form of a verified quote's unit."""
+        if key not in self._quoted_size:
+            self._quoted_size[key] = len(unit_json(self.nodes[key], self.quotes[key]).encode("utf-8"))
+        return self._quoted_size[key]
 
     def source_extra(self, quotes: Mapping[str, Quote]) -> tuple[int, int]:
         """For the quotes in S on one source revision: (bytes the clustered units add over
-        their plain form, bytes of the source's E entry or 0 when nothing overlaps)."""
+        their plain form, bytes of the source's E entry or 0 when nothing overlaps). Computed
+        once per set of quotes: selection asks again for every tentative set."""
+        members = frozenset(quotes)
+        known = self._extra.get(members)
+        if known is not None:
+            return known
         clusters = overlap_clusters(quotes)
         if not clusters:
+            self._extra[members] = (0, 0)
             return 0, 0
-        delta = sum(self.quoted_size[key] - self.plain_size[key] for cluster in clusters for key in cluster)
+        delta = sum(self.quoted_size(key) - self.plain_size[key] for cluster in clusters for key in cluster)
         ref = quotes[clusters[0][0]].ref
         entry = evidence_entry(ref, [[quotes[key] for key in cluster] for cluster in clusters])
-        return delta, _size(entry)
+        self._extra[members] = (delta, _size(entry))
+        return self._extra[members]
 
     def cost(self, ids: Iterable[str]) -> int:
         """cost(S): the byte length render(S) would have, without building it."""
@@ -286,3 +303,45 @@ def render(nodes: Sequence[AtomNode]) -> Rendered:
 
 def _size(value: Any) -> int:
     return len(canonical(value).encode("utf-8"))
+
+
+def _scalar(value: Any) -> str | None:
+    """The canonical form of a JSON scalar, or None for anything else."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return canonical_string(value)
+    if isinstance(value, int | float):
+        return canonical_number(value)
+    return None
+
+
+def _flat(value: Mapping[str, Any]) -> str:
+    """canonical() of a dict of scalars (a link, a citation, provenance, a quote) without the
+    generic walk; anything else (a nested value, a non-ASCII key) goes through canonical."""
+    parts: list[str] = []
+    for key in sorted(value):
+        text = _scalar(value[key]) if isinstance(key, str) and key.isascii() else None
+        if text is None:
+            return canonical(dict(value))
+        parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
+def unit_json(node: AtomNode, quote: Quote | None = None) -> str:
+    """canonical(unit(node, quote)), written for the unit's fixed shape: keys in code-point
+    order (links, provenance, quote, ref, sources, text), so that pricing a unit does not walk
+    it generically."""
+    links = ",".join(_flat(link) for link in node.links)
+    provenance = _flat({"origin": node.origin, "producer": node.producer})
+    sources = ",".join(_flat(source) for source in view_sources(node))
+    head = f'{{"links":[{links}],"provenance":{provenance},'
+    ref = canonical_string(node.ref)
+    if quote is None:
+        return f'{head}"ref":{ref},"sources":[{sources}],"text":{canonical_string(node.text)}}}'
+    quoted = _flat({"end": quote.end, "ref": quote.ref, "start": quote.start, "unit": "utf8"})
+    return f'{head}"quote":{quoted},"ref":{ref},"sources":[{sources}]}}'

@@ -3,8 +3,14 @@
 Inputs are the frozen ranking (revision ids, best first), the closure of every ranked root
 and the unnormalized activations. Definitions, as in the spec:
 
-- R is the ranking without blocked roots. w(x) = a_x for ranked atoms, 0 for closure-only
-  members (a revision missing from `weights` weighs 0).
+- R is the ranking without blocked roots. The weight of the root at position k of R (k = 1
+  for the first root not yet shown on this page) is w = a · 2^-(k-1), its activation halved
+  per rank (atoms-recall.md §4, docs/atoms.md "Selection utility"); closure-only members
+  weigh 0 (a revision missing from `weights` weighs 0). Since activations never rise along
+  R, every root weighs more than all roots after it together: U prefers a better-ranked root
+  to any number of worse-ranked ones, so packing never trades a relevant atom for many short,
+  weakly relevant ones, and the baseline (rank-order packing) is beaten only by a set that
+  holds the same better-ranked roots.
 - Classes: each revision is its own class, except that identical verified quotes (same
   source revision, span, producer, origin and slots) share one. U(S) sums, over classes,
   the largest weight in the class.
@@ -14,7 +20,7 @@ and the unnormalized activations. Definitions, as in the spec:
 - Every tentative evaluation of S with C(r) added charges |C(r)| units of maxPackingWork,
   before it is made; one that would exceed the budget is not made and packing stops.
 
-Steps: baseline (walk R, add C(r) whenever the union stays feasible; every root is an
+Steps (unchanged by the weight): baseline (walk R, add C(r) whenever the union stays feasible; every root is an
 evaluation, even one already inside S), singles (every C(r) alone, each charged), greedy (best
 ΔU / max(1, Δtokens) among roots with C(r) ⊄ S, feasible, ΔU ≥ 0; ties → larger ΔU, smaller
 Δtokens, smaller revision id), then the best of them: higher U, fewer tokens, smaller sorted
@@ -116,6 +122,7 @@ class _Trial:
     delta_u: float
     classes: dict[Hashable, float]
     sources: dict[str, tuple[dict[str, Quote], int, int]]
+    plain: int = 0  # Σ plain unit bytes of `new` (set on the memoized lone pricing only)
 
 
 @dataclass
@@ -134,6 +141,8 @@ class _Packing:
     extra_units: int = 0
     entry_bytes: int = 0
     entry_count: int = 0
+    # Closures priced on their own, shared by every packing of one select call.
+    alone: dict[tuple[str, ...], _Trial | None] = field(default_factory=dict)
 
     @property
     def cost(self) -> int:
@@ -148,6 +157,39 @@ class _Packing:
         return all(key in self.ids for key in members)
 
     def trial(self, members: Sequence[str]) -> _Trial:
+        """S with `members` added, priced from the running sums and the units' own costs."""
+        alone = self._alone(members)
+        if alone is not None and self.ids.isdisjoint(members) and self.sources.keys().isdisjoint(alone.sources):
+            # None of the members is in S and no quote of theirs meets another: the sums add.
+            count = len(self.ids) + len(alone.new)
+            return _Trial(new=alone.new, cost=frame_cost(count, self.plain_bytes + alone.plain + self.extra_units,
+                                                         self.entry_count, self.entry_bytes),
+                          count=count, text_bytes=self.text_bytes + alone.text_bytes, delta_u=alone.delta_u,
+                          classes=alone.classes, sources=alone.sources)
+        return self._trial(members)
+
+    def _alone(self, members: Sequence[str]) -> _Trial | None:
+        """`members` priced on their own (memoized per closure), or None when two of them quote
+        one source (their clusters are priced together) or two share a utility class."""
+        key = tuple(members)
+        if key not in self.alone:
+            layout = self.layout
+            classes = {self.class_of[m]: self.weight[m] for m in key}
+            sources: dict[str, tuple[dict[str, Quote], int, int]] = {}
+            for m in key:
+                quote = layout.quotes.get(m)
+                if quote is not None:
+                    sources.setdefault(quote.source_revision_id, ({}, 0, 0))[0][m] = quote
+            if len(classes) < len(key) or any(len(quotes) > 1 for quotes, _, _ in sources.values()):
+                self.alone[key] = None
+            else:
+                self.alone[key] = _Trial(
+                    new=key, cost=0, count=len(key), text_bytes=sum(layout.nodes[m].body_bytes for m in key),
+                    delta_u=math.fsum(classes.values()), classes=classes, sources=sources,
+                    plain=sum(layout.plain_size[m] for m in key))
+        return self.alone[key]
+
+    def _trial(self, members: Sequence[str]) -> _Trial:
         layout, ids, class_max = self.layout, self.ids, self.class_max
         new = tuple(key for key in members if key not in ids)
         plain, text_bytes = self.plain_bytes, self.text_bytes
@@ -186,7 +228,7 @@ class _Packing:
     def commit(self, trial: _Trial) -> None:
         layout = self.layout
         self.ids.update(trial.new)
-        self.plain_bytes += sum(layout.plain_size[key] for key in trial.new)
+        self.plain_bytes += trial.plain if trial.plain else sum(layout.plain_size[key] for key in trial.new)
         self.text_bytes = trial.text_bytes
         self.class_max.update(trial.classes)
         for source, (quotes, delta, entry) in trial.sources.items():
@@ -239,15 +281,20 @@ def select(
     for key, value in weights.items():
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"the weight of {key} must be finite and at least 0")
-    weight = {key: float(weights.get(key, 0.0)) for key in layout.nodes}
+    weight = dict.fromkeys(layout.nodes, 0.0)
+    for k, root in enumerate(roots):
+        # a · 2^-(k-1), k counted from 1: ldexp scales exactly (a power of two).
+        weight[root] = math.ldexp(float(weights.get(root, 0.0)), -k)
     # Classes interned as small ints: a quote identity holds the slots, too slow to hash per trial.
     interned: dict[Hashable, int] = {}
     class_of = {key: interned.setdefault(quote_class(node, layout.quotes.get(key)), len(interned))
                 for key, node in layout.nodes.items()}
     members = {root: closures[root].ids for root in roots}
 
+    alone: dict[tuple[str, ...], _Trial | None] = {}
+
     def fresh() -> _Packing:
-        return _Packing(layout=layout, class_of=class_of, weight=weight)
+        return _Packing(layout=layout, class_of=class_of, weight=weight, alone=alone)
 
     token_budget, size_budget = budget.token_budget, budget.size_budget
 

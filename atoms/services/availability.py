@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Count, Max, Q
 from django.utils.module_loading import import_string
 
 from atoms.config import DEFAULT_MODEL
@@ -106,3 +106,28 @@ def use_values(tenant: Tenant, subject: str, policies: Iterable[str], revision_i
     except ModelError as exc:
         raise from_core(exc) from exc
     return values
+
+
+def use_snapshot(tenant: Tenant, subject: str, policies: Iterable[str], revision_ids: Iterable[str], now: int,
+                 *, model: AvailabilityModel) -> tuple[int, dict[str, float]]:
+    """`evaluated_at` and `use_values` together, as read and search need them, in two
+    queries whatever the number of revisions: one aggregate for the largest updatedAt and
+    the rows of another model id, one load of the rows asked for (skipped when the subject
+    holds no state in these policies)."""
+    policies = list(policies)
+    figures = _states(tenant, subject, policies).aggregate(
+        latest=Max("updated_at"), foreign=Count("id", filter=~Q(model_id=model.id)))
+    if figures["foreign"]:
+        raise state_invalidated()
+    at = now if figures["latest"] is None else max(now, int(figures["latest"]))
+    wanted = list(dict.fromkeys(revision_ids))
+    stored: dict[str, Any] = {}
+    if figures["latest"] is not None:  # the subject holds no state in these policies otherwise
+        # One IN list: the graph holds at most maxNodes (≤ 10,000) revisions, within the
+        # host-parameter limit of SQLite ≥ 3.32 (32,766) and of PostgreSQL.
+        stored.update(_states(tenant, subject, policies).filter(revision_id__in=wanted)
+                      .values_list("revision_id", "state"))
+    try:
+        return at, {revision_id: call_value(model, stored.get(revision_id), at) for revision_id in wanted}
+    except ModelError as exc:
+        raise from_core(exc) from exc

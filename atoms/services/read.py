@@ -34,11 +34,9 @@ from atoms.services.read_nodes import NodeBuilder
 from atoms.services.read_options import ReadOptions, parse_options, parse_state
 from atoms.services.recall_graph import recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
-from atoms.services.refs import issue_refs
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.staleness import Staleness
-from atoms.services.views import render_views
 
 BODY_KEYS = {"binding", "state", "options"}
 
@@ -127,8 +125,8 @@ def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
 
 
 def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selection:
-    roots = builder.build(r for r, _, _ in frozen.roots)
-    builder.prefetch_closures(roots)
+    # Every closure, view and ref the page may need, in bulk; the stale refs ride along.
+    roots = builder.load((r for r, _, _ in frozen.roots), also=frozen.stale)
     found = closures(roots, builder)
     limits = options.budget.limits
     deadline = options.budget.deadline
@@ -176,11 +174,10 @@ def _diagnostics(figures: dict[str, Any], selection: Selection, stop: str, stale
 def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict[str, list[str]],
           options: ReadOptions, request: dict[str, Any], frozen: Frozen) -> dict[str, Any]:
     principal = binding.principal
-    builder = NodeBuilder(binding, store, Staleness(principal.tenant))
+    builder = NodeBuilder(binding, store, Staleness(principal.tenant, require_approval=store.require_approval))
     selection = _select(frozen, options, builder)
     shown = [builder.revisions[key] for key in selection.selected]
-    views = render_views(principal, shown, binding.read_policies,
-                         scores={key: frozen.scores.get(key, 0) for key in selection.selected})
+    views = [{**builder.views[key], "score": frozen.scores.get(key, 0)} for key in selection.selected]
     memory = json.loads(selection.text)["memory"] if selection.text else []
     units: list[PresentedUnit] = []
     for revision, view, rendered in zip(shown, views, memory, strict=True):
@@ -196,8 +193,9 @@ def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict
     reads = frozen.reads + builder.reads  # closure members are acquisition reads too
     receipt = create_receipt(binding=binding, kind="read", signal=state, reads=reads, units=units,
                              observations=[_observation(binding, state, kinds, frozen, shown, full)],
-                             state_seq=frozen.state_seq, presentation_digest=sha256_hex(selection.text))
-    stale_refs = issue_refs(principal, frozen.stale)
+                             state_seq=frozen.state_seq, presentation_digest=sha256_hex(selection.text),
+                             index_generation=store.index_generation)
+    stale_refs = builder.refs
     figures = frozen.figures
     result: dict[str, Any] = {
         "items": views, "text": selection.text, "formatVersion": 2,

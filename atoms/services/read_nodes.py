@@ -8,26 +8,31 @@ stale, outside the read policies, hidden by review).
 
 A revision that cannot be shown is built bare (no ref, no links): it only ever blocks, and
 no ref is issued for something the caller may not see.
+
+Costs (atoms-recall.md §5): `load` reads the roots' closures a level at a time, a fixed
+number of bulk queries per closure level (views.ViewData.load, and staleness judged in bulk),
+then issues every ref of the page in one bulk call. The resolver then answers from memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from atoms.core.closure import AtomNode, BlockReason, OriginSpan, Slot
-from atoms.models import Atom, AtomStore, Origin, PurgedAtom, Revision
-from atoms.models import Slot as StoredSlot
+from atoms.models import Atom, AtomStore, PurgedAtom, Revision
 from atoms.principal import Binding
 from atoms.services.refs import issue_refs
 from atoms.services.staleness import Staleness
-from atoms.services.views import render_views
+from atoms.services.views import ViewData, Visibility
 
 
 class NodeBuilder:
-    """AtomNodes for one read, cached by revision id, plus the closure resolver.
+    """AtomNodes for one read, by revision id, plus the closure resolver.
 
-    Every revision built is recorded in `reads` (first-read order): closure members are
-    acquisition reads of the receipt (§5.3)."""
+    Every revision loaded is recorded in `reads` (first-read order: the roots, then each
+    closure level): closure members are acquisition reads of the receipt (§5.3). `views`
+    holds the AtomView (without score) of every revision that can be shown."""
 
     def __init__(self, binding: Binding, store: AtomStore, staleness: Staleness) -> None:
         self.binding = binding
@@ -35,11 +40,13 @@ class NodeBuilder:
         self.require_approval = store.require_approval
         self.staleness = staleness
         self.tenant = binding.principal.tenant
+        self.visibility = Visibility(binding.principal, binding.read_policies)
+        self.data = ViewData(self.tenant)
         self.nodes: dict[str, AtomNode] = {}
         self.revisions: dict[str, Revision] = {}
+        self.views: dict[str, dict[str, Any]] = {}
+        self.refs: dict[str, str] = {}
         self.reads: list[Revision] = []
-        self._purged: dict[str, bool] = {}
-        self._heads: dict[str, Revision | None] = {}
 
     # --- availability ----------------------------------------------------------------------
 
@@ -55,23 +62,40 @@ class NodeBuilder:
         return (self.readable(revision) and not self.hidden(revision) and revision.state == "active"
                 and not self.staleness.is_stale(revision))
 
-    # --- building ----------------------------------------------------------------------------
+    # --- loading ----------------------------------------------------------------------------
 
-    def build(self, revisions: Iterable[Revision]) -> list[AtomNode]:
-        """Nodes for these revisions (cached), in the order given."""
-        revisions = list(revisions)
-        fresh = list({r.id: r for r in revisions if r.id not in self.nodes}.values())
-        for revision in fresh:
-            self.revisions[revision.id] = revision
-            self.reads.append(revision)
-        shown = [r for r in fresh if self._shown(r)]
-        shown_ids = {r.id for r in shown}
-        for revision in fresh:
-            if revision.id not in shown_ids:
-                self.nodes[revision.id] = self._bare(revision)
-        if shown:
-            self._build_shown(shown)
-        return [self.nodes[r.id] for r in revisions]
+    def load(self, roots: Iterable[Revision], *, also: Iterable[Revision] = ()) -> list[AtomNode]:
+        """Nodes for these roots (in the order given) and for every member of their closures,
+        loaded breadth-first a level at a time; then one bulk ref issue for all of them, their
+        readable link targets and sources, and `also` (revisions the page names otherwise,
+        such as its stale ones). Call once per page."""
+        roots = list(roots)
+        level = list({r.id: r for r in roots}.values())
+        shown: list[Revision] = []
+        while level:
+            for revision in level:
+                self.revisions[revision.id] = revision
+                self.reads.append(revision)
+            self.staleness.prefetch(level)
+            visible = [r for r in level if self._shown(r)]
+            self.data.load(visible)
+            shown += visible
+            following: dict[str, Revision] = {}
+            for revision in visible:
+                for slot in self.data.slots[revision.id]:
+                    if not (slot.required or slot.mode == "include") or slot.target_atom_id in self.data.purged:
+                        continue
+                    target = self.data.target(slot)
+                    if target is not None and target.id not in self.revisions:
+                        following.setdefault(target.id, target)
+            level = list(following.values())
+        self.refs = issue_refs(self.binding.principal,
+                               [*shown, *self.data.referenced(shown, self.visibility), *also])
+        for revision, view in zip(shown, self.data.views(shown, self.refs, self.visibility), strict=True):
+            self.views[revision.id] = view
+        for revision in self.revisions.values():
+            self.nodes[revision.id] = self._node(revision) if revision.id in self.views else self._bare(revision)
+        return [self.nodes[r.id] for r in roots]
 
     def _bare(self, revision: Revision) -> AtomNode:
         return AtomNode(revision_id=revision.id, atom_id=revision.atom_id, ref="", text="", origin=revision.origin,
@@ -80,86 +104,49 @@ class NodeBuilder:
                         and not self.hidden(revision) and self.staleness.is_stale(revision),
                         readable=self.readable(revision), hidden=self.hidden(revision))
 
-    def _build_shown(self, revisions: list[Revision]) -> None:
-        principal = self.binding.principal
-        views = render_views(principal, revisions, self.binding.read_policies)
-        slots: dict[str, list[StoredSlot]] = {}
-        for slot in StoredSlot.objects.filter(revision__in=revisions).order_by("revision_id", "position"):
-            slots.setdefault(slot.revision_id, []).append(slot)
-        origins: dict[str, list[Origin]] = {}
-        for origin in Origin.objects.filter(revision__in=revisions).order_by("revision_id", "position"):
-            origins.setdefault(origin.revision_id, []).append(origin)
-        source_ids = {o.source_revision_id for group in origins.values() for o in group}
-        sources = {r.id: r for r in Revision.objects.filter(tenant=self.tenant, id__in=source_ids)}
-        # The same rule as the views' citations: a source outside the policies or quarantined is dropped.
-        readable_sources = [s for s in sources.values()
-                            if s.policy in self.policies and s.review_status != "quarantined"]
-        source_refs = issue_refs(principal, readable_sources)
-        for revision, view in zip(revisions, views, strict=True):
-            self.nodes[revision.id] = AtomNode(
-                revision_id=revision.id, atom_id=revision.atom_id, ref=view["ref"], text=revision.body,
-                origin=revision.origin, producer=revision.producer, links=tuple(view["links"]),
-                slots=tuple(Slot(role=s.role, target_atom_id=s.target_atom_id,
-                                 target_revision_id=s.target_revision_id or None, required=s.required,
-                                 order_key=s.order_key, mode="include" if s.mode == "include" else "refer")
-                            for s in slots.get(revision.id, [])),
-                origins=tuple(OriginSpan(source_revision_id=o.source_revision_id, start=o.start, end=o.end,
-                                         quote_digest=o.quote_digest, ref=source_refs.get(o.source_revision_id))
-                              for o in origins.get(revision.id, [])),
-                state=revision.state,
-            )
+    def _node(self, revision: Revision) -> AtomNode:
+        view = self.views[revision.id]
+        # The same rule as the views' citations: a source outside the policies or quarantined has no ref.
+        return AtomNode(
+            revision_id=revision.id, atom_id=revision.atom_id, ref=view["ref"], text=revision.body,
+            origin=revision.origin, producer=revision.producer, links=tuple(view["links"]),
+            slots=tuple(Slot(role=s.role, target_atom_id=s.target_atom_id,
+                             target_revision_id=s.target_revision_id or None, required=s.required,
+                             order_key=s.order_key, mode="include" if s.mode == "include" else "refer")
+                        for s in self.data.slots[revision.id]),
+            origins=tuple(OriginSpan(source_revision_id=o.source_revision_id, start=o.start, end=o.end,
+                                     quote_digest=o.quote_digest, ref=self._source_ref(o.source_revision_id))
+                          for o in self.data.origins[revision.id]),
+            state=revision.state,
+        )
 
-    # --- bulk warm-up ----------------------------------------------------------------------------
-
-    def prefetch_closures(self, roots: list[AtomNode]) -> None:
-        """Load every required-link target of these roots, level by level, in a few bulk
-        queries, so the closure walk below finds them cached instead of querying per atom.
-        Reads are recorded in the order revisions are loaded here (breadth-first)."""
-        frontier = roots
-        while frontier:
-            logical: set[str] = set()
-            pinned: dict[str, str] = {}
-            for node in frontier:
-                for slot in node.slots:
-                    if not (slot.required or slot.mode == "include"):
-                        continue
-                    if slot.target_revision_id:
-                        pinned[slot.target_revision_id] = slot.target_atom_id
-                    else:
-                        logical.add(slot.target_atom_id)
-            atom_ids = (logical | set(pinned.values())) - self._purged.keys()
-            if atom_ids:
-                purged = set(PurgedAtom.objects.filter(tenant=self.tenant, atom_id__in=atom_ids)
-                             .values_list("atom_id", flat=True))
-                self._purged.update({atom_id: atom_id in purged for atom_id in atom_ids})
-            wanted_heads = [a for a in logical if a not in self._heads]
-            for atom in Atom.objects.filter(tenant=self.tenant, id__in=wanted_heads).select_related("head"):
-                self._heads[atom.id] = atom.head
-            for atom_id in wanted_heads:
-                self._heads.setdefault(atom_id, None)
-            missing = [r for r in pinned if r not in self.revisions]
-            for revision in Revision.objects.filter(tenant=self.tenant, id__in=missing):
-                self.revisions[revision.id] = revision
-            targets = [self._heads[a] for a in sorted(logical) if not self._purged.get(a)]
-            targets += [self.revisions[r] for r, a in pinned.items() if r in self.revisions and not self._purged.get(a)]
-            fresh = list({t.id: t for t in targets if t is not None and t.id not in self.nodes}.values())
-            frontier = self.build(fresh) if fresh else []
+    def _source_ref(self, source_revision_id: str) -> str | None:
+        source = self.data.rows.get(source_revision_id)
+        return self.refs[source.id] if source is not None and self.visibility.readable(source) else None
 
     # --- the resolver of atoms.core.closure ------------------------------------------------------
 
     def __call__(self, atom_id: str, revision_id: str | None) -> AtomNode | BlockReason:
-        if atom_id not in self._purged:
-            self._purged[atom_id] = PurgedAtom.objects.filter(tenant=self.tenant, atom_id=atom_id).exists()
-        if self._purged[atom_id]:
+        """A closure member: answered from what `load` read; a member it did not reach
+        (only when called outside `load`'s closures) is looked up and built bare."""
+        if atom_id in self.data.purged:
             return "purged"
         if revision_id is None:
-            if atom_id not in self._heads:
+            if atom_id not in self.data.heads:
                 atom = Atom.objects.filter(tenant=self.tenant, id=atom_id).select_related("head").first()
-                self._heads[atom_id] = atom.head if atom is not None else None
-            target = self._heads[atom_id]
+                self.data.heads[atom_id] = atom.head if atom is not None else None
+                if atom is None and PurgedAtom.objects.filter(tenant=self.tenant, atom_id=atom_id).exists():
+                    self.data.purged.add(atom_id)
+                    return "purged"
+            target = self.data.heads[atom_id]
         else:
-            target = self.revisions.get(revision_id) or Revision.objects.filter(
-                tenant=self.tenant, id=revision_id).first()
+            if revision_id not in self.data.rows and revision_id not in self.revisions:
+                self.data.rows[revision_id] = Revision.objects.filter(tenant=self.tenant, id=revision_id).first()
+            target = self.revisions.get(revision_id) or self.data.rows.get(revision_id)
         if target is None or target.atom_id != atom_id:
             return "missing"
-        return self.build([target])[0]
+        if target.id not in self.nodes:
+            self.revisions[target.id] = target
+            self.reads.append(target)
+            self.nodes[target.id] = self._bare(target)
+        return self.nodes[target.id]

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.db.models import Q
+
 from atoms.clock import now_ms
 from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
@@ -187,21 +189,36 @@ class _Acquisition:
         self.edges.append(key)
 
     def expand(self, level: list[int], deadline_passed: Callable[[], bool]) -> list[int]:
-        """Expand one breadth-first level in acquisition order; returns the next level."""
+        """Expand one breadth-first level in acquisition order; returns the next level.
+
+        Two queries whatever the level's size: the level's own slots together with the slots
+        of active heads that link into it, then the heads their targets name. Staleness of
+        every revision that could join is judged in bulk before the walk."""
         revisions = [self.nodes[i] for i in level]
+        tenant_id = revisions[0].tenant_id
+        own_ids = {r.id for r in revisions}
+        level_atoms = {r.atom_id for r in revisions}
         slots: dict[str, list[Slot]] = {}
-        for slot in Slot.objects.filter(revision__in=revisions).order_by("revision_id", "position"):
-            slots.setdefault(slot.revision_id, []).append(slot)
-        target_atoms = {s.target_atom_id for group in slots.values() for s in group}
-        heads = {a.id: a.head for a in Atom.objects.filter(tenant_id=revisions[0].tenant_id, id__in=target_atoms)
-                 .select_related("head")}
         linkers: dict[str, list[Slot]] = {}
-        incoming = (Slot.objects.filter(tenant_id=revisions[0].tenant_id,
-                                        target_atom_id__in=[r.atom_id for r in revisions])
-                    .filter(revision__is_head=True, revision__state="active").select_related("revision")
-                    .order_by("revision__seq", "revision_id", "position"))
-        for slot in incoming:
-            linkers.setdefault(slot.target_atom_id, []).append(slot)
+        rows = (Slot.objects.filter(Q(revision_id__in=own_ids)
+                                    | Q(tenant_id=tenant_id, target_atom_id__in=level_atoms,
+                                        revision__is_head=True, revision__state="active"))
+                .select_related("revision"))
+        for slot in rows:
+            if slot.revision_id in own_ids:
+                slots.setdefault(slot.revision_id, []).append(slot)
+            if slot.target_atom_id in level_atoms and slot.revision.is_head and slot.revision.state == "active":
+                linkers.setdefault(slot.target_atom_id, []).append(slot)
+        for group in slots.values():
+            group.sort(key=lambda s: s.position)
+        for group in linkers.values():
+            group.sort(key=lambda s: (s.revision.seq, s.revision_id, s.position))
+        target_atoms = {s.target_atom_id for group in slots.values() for s in group}
+        heads = {a.id: a.head for a in Atom.objects.filter(tenant_id=tenant_id, id__in=target_atoms)
+                 .select_related("head")}
+        joining = [h for h in heads.values() if h is not None and h.atom_id not in self.positions]
+        joining += [s.revision for group in linkers.values() for s in group if s.revision.atom_id not in self.positions]
+        self.staleness.prefetch(r for r in joining if r.id not in self.rejected and self.visible(r))
         frontier: list[int] = []
         for x in revisions:
             if deadline_passed():
@@ -283,6 +300,7 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
                           if visible(r)]
     matches = seed_matches(kinds, visible_candidates, stats, cosines(tenant, semantic, visible_candidates),
                            settings.weights)
+    acquisition.staleness.prefetch(visible_candidates)  # no query per candidate (atoms-recall.md §5)
     for revision in visible_candidates:
         m = matches[revision.id]
         if m <= 0:
@@ -316,9 +334,8 @@ def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_o
               deadline_passed: Callable[[], bool]) -> Recall:
     tenant, subject, policies = binding.principal.tenant, binding.principal.subject, binding.read_policies
     nodes = acquisition.nodes
-    evaluated_at = availability.evaluated_at(tenant, subject, policies, now)
-    values = availability.use_values(tenant, subject, policies, [r.id for r in nodes], evaluated_at,
-                                     model=availability.model_for(tenant, store=store))
+    evaluated_at, values = availability.use_snapshot(tenant, subject, policies, [r.id for r in nodes], now,
+                                                     model=availability.model_for(tenant, store=store))
     graph = ActivationGraph()
     m = [m_of.get(r.atom_id, 0.0) for r in nodes]
     u = [values[r.id] for r in nodes]

@@ -100,11 +100,12 @@ def _unique_units(units: list[PresentedUnit]) -> list[dict[str, Any]]:
 
 def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: list[Revision],
                    units: list[PresentedUnit], observations: list[dict[str, Any]] | None, state_seq: int,
-                   presentation_digest: str | None = None) -> Receipt:
+                   presentation_digest: str | None = None, index_generation: int | None = None) -> Receipt:
     """Store the receipt and its manifest. `signal` is what `signalDigest` hashes (the state
     for read, the query for search, `{ref, options?}` for inspect, the input for observe).
     `reads` are the acquisition reads in first-read order; `presentation_digest` defaults
-    to the digest of the canonical presented views."""
+    to the digest of the canonical presented views. `index_generation` is the tenant's, when
+    the caller read its store in this transaction already (one query less)."""
     principal = binding.principal
     receipt_id = new_receipt_id()
     created_at = now_ms()
@@ -112,8 +113,9 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
     unit_entries = _unique_units(units)
     presented = [u["revision"] for u in units]
     acquisition_reads = _unique_pins(reads)
-    index_generation = (AtomStore.objects.filter(tenant=principal.tenant)
-                        .values_list("index_generation", flat=True).first() or 0)
+    if index_generation is None:
+        index_generation = (AtomStore.objects.filter(tenant=principal.tenant)
+                            .values_list("index_generation", flat=True).first() or 0)
     manifest: dict[str, Any] = {
         "id": receipt_id, "contractVersion": CONTRACT_VERSION, "kind": kind,
         "key": principal.principal_id, "subject": principal.subject, "authGeneration": principal.generation,

@@ -26,10 +26,9 @@ from atoms.services.budget import Budget, check_deadline, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
-from atoms.services.refs import issue_refs
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
-from atoms.services.views import render_views
+from atoms.services.views import views_and_refs
 
 BODY_KEYS = {"binding", "query", "options"}
 OPTION_KEYS = {"limit", "depth", "cursor", "budget", "deadline"}
@@ -91,7 +90,7 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
         else:
             page = open_cursor(binding=binding, kind="search", request=request, cursor=options.cursor)
             frozen = _resume(binding, store, page)
-        return _page(binding, query, options, request, frozen)
+        return _page(binding, store, query, options, request, frozen)
 
 
 def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOptions,
@@ -169,7 +168,7 @@ def _diagnostics(figures: dict[str, Any], stop: str, stale: int) -> dict[str, An
     return diagnostics
 
 
-def _page(binding: Binding, query: str, options: SearchOptions, request: dict[str, Any],
+def _page(binding: Binding, store: AtomStore, query: str, options: SearchOptions, request: dict[str, Any],
           frozen: Frozen) -> dict[str, Any]:
     principal = binding.principal
     page, used_bytes, page_stop = _fill(frozen.entries, options.limit, options.budget)
@@ -179,15 +178,17 @@ def _page(binding: Binding, query: str, options: SearchOptions, request: dict[st
                         {"maxAtoms": options.budget.limits["maxAtoms"], "maxBytes": options.budget.limits["maxBytes"]})
     rest = frozen.entries[len(page):]
     scores = {revision.id: score for revision, score in page}
-    views = render_views(principal, [r for r, _ in page], binding.read_policies, scores=scores)
+    # One bulk ref issue for the items, their link targets and sources, and the stale ones.
+    views, refs = views_and_refs(principal, [r for r, _ in page], binding.read_policies, scores=scores,
+                                 also=frozen.stale)
     units = [PresentedUnit(revision=revision, view=view, display="body")
              for (revision, _), view in zip(page, views, strict=True)]
     # full: a cursor is returned, or ranked items were left out (earlier pages count).
     full = bool(rest) or not frozen.first_page
     receipt = create_receipt(binding=binding, kind="search", signal=query, reads=frozen.reads, units=units,
                              observations=[_observation(binding, query, frozen, page, full)],
-                             state_seq=frozen.state_seq)
-    stale_refs = issue_refs(principal, frozen.stale)
+                             state_seq=frozen.state_seq, index_generation=store.index_generation)
+    stale_refs = refs
     figures = frozen.figures
     stop = figures["stop"] if figures["stop"] != "completed" else page_stop
     result: dict[str, Any] = {

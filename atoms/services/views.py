@@ -1,13 +1,22 @@
-"""AtomView rendering (atoms.md §2.6): what a principal may see of a revision."""
+"""AtomView rendering (atoms.md §2.6): what a principal may see of a revision.
+
+Views are built in two steps so that read can load a whole closure level at once and issue
+every ref of a page in one bulk call: `ViewData.load` reads the slots, origins, link targets
+and cited sources of many revisions (a fixed number of queries, whatever their count, and
+nothing twice when one ViewData serves several loads), then `ViewData.views` assembles the
+views from refs issued by the caller. `render_views` does both for one list.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from atoms.models import Atom, Origin, PurgedAtom, Revision, Slot
 from atoms.principal import Principal
 from atoms.services.refs import issue_refs
+from tenants.models import Tenant
 
 AT = {True: "observed", False: "logical"}
 
@@ -24,62 +33,114 @@ class Visibility:
                 and revision.review_status != "quarantined")
 
 
-def _link_targets(slots: list[Slot]) -> dict[tuple[str, str], Revision | None]:
-    """Each slot's target revision: the head for logical links, the pinned one otherwise."""
-    atom_ids = {s.target_atom_id for s in slots}
-    heads = {a.id: a.head for a in Atom.objects.filter(id__in=atom_ids).select_related("head")}
-    pinned_ids = {s.target_revision_id for s in slots if s.target_revision_id}
-    pinned = {r.id: r for r in Revision.objects.filter(id__in=pinned_ids)}
-    out: dict[tuple[str, str], Revision | None] = {}
-    for slot in slots:
-        key = (slot.target_atom_id, slot.target_revision_id)
-        out[key] = pinned.get(slot.target_revision_id) if slot.target_revision_id else heads.get(slot.target_atom_id)
-    return out
+@dataclass
+class ViewData:
+    """Slots, origins, link targets and sources of the revisions loaded so far, by id.
+
+    `heads` maps an atom id to its head (None: no such atom, purged included); `purged`
+    holds the atoms without a row that a purge erased (a purge deletes the atom row in the
+    transaction that records it, so an atom that has a row is never purged)."""
+
+    tenant: Tenant
+    slots: dict[str, list[Slot]] = field(default_factory=dict)
+    origins: dict[str, list[Origin]] = field(default_factory=dict)
+    heads: dict[str, Revision | None] = field(default_factory=dict)
+    rows: dict[str, Revision | None] = field(default_factory=dict)  # pinned targets and sources by id
+    purged: set[str] = field(default_factory=set)
+
+    def load(self, revisions: Iterable[Revision]) -> None:
+        """Add these revisions: at most five queries (slots, origins, target heads, pinned
+        targets with cited sources, purge records of targets that have no atom row)."""
+        fresh = [r for r in {r.id: r for r in revisions}.values() if r.id not in self.slots]
+        if not fresh:
+            return
+        for revision in fresh:
+            self.slots[revision.id] = []
+            self.origins[revision.id] = []
+        for slot in Slot.objects.filter(revision__in=fresh).order_by("revision_id", "position"):
+            self.slots[slot.revision_id].append(slot)
+        for origin in Origin.objects.filter(revision__in=fresh).order_by("revision_id", "position"):
+            self.origins[origin.revision_id].append(origin)
+        slots = [s for r in fresh for s in self.slots[r.id]]
+        atom_ids = {s.target_atom_id for s in slots} - self.heads.keys()
+        if atom_ids:
+            found = {a.id: a.head for a in Atom.objects.filter(tenant=self.tenant, id__in=atom_ids)
+                     .select_related("head")}
+            self.heads.update({atom_id: found.get(atom_id) for atom_id in atom_ids})
+            gone = [a for a in atom_ids if a not in found]
+            if gone:
+                self.purged.update(PurgedAtom.objects.filter(tenant=self.tenant, atom_id__in=gone)
+                                   .values_list("atom_id", flat=True))
+        ids = {s.target_revision_id for s in slots if s.target_revision_id}
+        ids |= {o.source_revision_id for r in fresh for o in self.origins[r.id]}
+        ids -= self.rows.keys()
+        if ids:
+            found_rows = {r.id: r for r in Revision.objects.filter(tenant=self.tenant, id__in=ids)}
+            self.rows.update({i: found_rows.get(i) for i in ids})
+
+    def target(self, slot: Slot) -> Revision | None:
+        """The slot's target revision: the head for a logical link, the pinned one otherwise."""
+        if slot.target_revision_id:
+            return self.rows.get(slot.target_revision_id)
+        return self.heads.get(slot.target_atom_id)
+
+    def referenced(self, revisions: Iterable[Revision], visibility: Visibility) -> list[Revision]:
+        """The readable link targets and cited sources whose refs these revisions' views show."""
+        out: list[Revision] = []
+        for revision in revisions:
+            for slot in self.slots[revision.id]:
+                target = self.target(slot)
+                if slot.target_atom_id not in self.purged and target is not None and visibility.readable(target):
+                    out.append(target)
+            for origin in self.origins[revision.id]:
+                source = self.rows.get(origin.source_revision_id)
+                if source is not None and visibility.readable(source):
+                    out.append(source)
+        return out
+
+    def views(self, revisions: Iterable[Revision], refs: dict[str, str], visibility: Visibility,
+              scores: dict[str, float] | None = None) -> list[dict[str, Any]]:
+        """AtomViews of loaded revisions; `refs` must hold theirs and those of `referenced`."""
+        views = []
+        for revision in revisions:
+            links = []
+            for slot in self.slots[revision.id]:
+                link: dict[str, Any] = {"role": slot.role, "at": AT[bool(slot.target_revision_id)],
+                                        "required": slot.required, "orderKey": slot.order_key}
+                target = self.target(slot)
+                if slot.target_atom_id in self.purged or target is None or not visibility.readable(target):
+                    link["unavailable"] = True
+                else:
+                    link["ref"] = refs[target.id]
+                links.append(link)
+            cited = []
+            for origin in self.origins[revision.id]:
+                source = self.rows.get(origin.source_revision_id)
+                if source is not None and visibility.readable(source):
+                    cited.append({"ref": refs[source.id], "start": origin.start, "end": origin.end})
+            view: dict[str, Any] = {
+                "ref": refs[revision.id], "text": revision.body, "links": links, "sources": cited,
+                "provenance": {"origin": revision.origin, "producer": revision.producer}, "state": revision.state,
+            }
+            if scores is not None:
+                view["score"] = scores.get(revision.id, 0)
+            views.append(view)
+        return views
+
+
+def views_and_refs(principal: Principal, revisions: list[Revision], read_policies: Iterable[str], *,
+                   scores: dict[str, float] | None = None, also: Iterable[Revision] = ()
+                   ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """AtomViews for revisions the caller may read (the caller checked that already), and
+    the refs issued for them in one bulk call, which also covers `also` (e.g. stale ones)."""
+    visibility = Visibility(principal, read_policies)
+    data = ViewData(principal.tenant)
+    data.load(revisions)
+    refs = issue_refs(principal, [*revisions, *data.referenced(revisions, visibility), *also])
+    return data.views(revisions, refs, visibility, scores), refs
 
 
 def render_views(principal: Principal, revisions: list[Revision], read_policies: Iterable[str],
                  scores: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """AtomViews for revisions the caller may read (the caller checked that already)."""
-    visibility = Visibility(principal, read_policies)
-    slots = list(Slot.objects.filter(revision__in=revisions).order_by("revision_id", "position"))
-    origins = list(Origin.objects.filter(revision__in=revisions).order_by("revision_id", "position"))
-    targets = _link_targets(slots)
-    purged = set(PurgedAtom.objects.filter(tenant=principal.tenant, atom_id__in={s.target_atom_id for s in slots})
-                 .values_list("atom_id", flat=True))
-    sources = {r.id: r for r in Revision.objects.filter(id__in={o.source_revision_id for o in origins})}
-    shown = [r for r in revisions]
-    shown += [t for t in targets.values() if t is not None and visibility.readable(t)]
-    shown += [s for s in sources.values() if visibility.readable(s)]
-    refs = issue_refs(principal, {r.id: r for r in shown}.values())
-    by_revision_slots: dict[str, list[Slot]] = {}
-    for slot in slots:
-        by_revision_slots.setdefault(slot.revision_id, []).append(slot)
-    by_revision_origins: dict[str, list[Origin]] = {}
-    for origin in origins:
-        by_revision_origins.setdefault(origin.revision_id, []).append(origin)
-    views = []
-    for revision in revisions:
-        links = []
-        for slot in by_revision_slots.get(revision.id, []):
-            link: dict[str, Any] = {"role": slot.role, "at": AT[bool(slot.target_revision_id)],
-                                    "required": slot.required, "orderKey": slot.order_key}
-            target = targets.get((slot.target_atom_id, slot.target_revision_id))
-            if slot.target_atom_id in purged or not visibility.readable(target):
-                link["unavailable"] = True
-            else:
-                assert target is not None
-                link["ref"] = refs[target.id]
-            links.append(link)
-        cited = []
-        for origin in by_revision_origins.get(revision.id, []):
-            source = sources.get(origin.source_revision_id)
-            if source is not None and visibility.readable(source):
-                cited.append({"ref": refs[source.id], "start": origin.start, "end": origin.end})
-        view: dict[str, Any] = {
-            "ref": refs[revision.id], "text": revision.body, "links": links, "sources": cited,
-            "provenance": {"origin": revision.origin, "producer": revision.producer}, "state": revision.state,
-        }
-        if scores is not None:
-            view["score"] = scores.get(revision.id, 0)
-        views.append(view)
-    return views
+    return views_and_refs(principal, revisions, read_policies, scores=scores)[0]

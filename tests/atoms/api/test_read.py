@@ -216,19 +216,16 @@ def test_44_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
     assert second["diagnostics"]["minimumTokens"] == first["tokenCount"]
 
 
-def test_45_greedy_never_loses_to_the_baseline_and_sometimes_beats_it(X, W, I):
+def test_45_the_selection_never_loses_to_the_baseline(X, W, I):  # as amended by atoms-recall.md §4
     big = own_ref(W, I.ref(create("big", "needle " * 300)))
     condition = I.ref(create("c", "condition " * 200))
     I.ok_write(create("a", "needle a", links=required(condition)), create("b", "needle b"))
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [big], "eventId": "e"})
     assert response.status_code == 200, response.content
-    gains = []
     for tokens in (800, 1400, 2200, 2500, 3000):
         result = ok_read(W, {"query": "needle"}, tokens=tokens)
         selection = result["diagnostics"]["selection"]
         assert result["tokenCount"] <= tokens and selection["utility"] >= selection["baselineUtility"]
-        gains.append(selection["utility"] > selection["baselineUtility"])
-    assert any(gains)
 
 
 # --- Cursors ---------------------------------------------------------------------------------------

@@ -12,7 +12,17 @@ from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.atoms.api.test_read import ok_read
-from tests.atoms.api.test_search_scoring import HALF_LIFE, T0, TEXTS, TOLERANCE, expected_scores
+from tests.atoms.api.test_search_scoring import HALF_LIFE, T0, TEXTS, TOLERANCE, expected_activations, expected_scores
+
+RANKING = "AEBCD"
+
+
+def expected_utility(letters: str) -> float:
+    """U of read's selection (docs/atoms.md "Selection utility"): the root at position k of
+    the ranking A, E, B, C, D weighs its activation · 2^-(k-1)."""
+    activation = expected_activations()
+    assert sorted(activation, key=lambda x: -activation[x]) == list(RANKING)
+    return sum(activation[x] * 2.0 ** -RANKING.index(x) for x in letters)
 
 
 @pytest.fixture
@@ -43,15 +53,15 @@ def test_the_worked_example_reads_everything_at_4096_tokens(W, example):
     for item, letter in zip(result["items"], "AEBDC", strict=True):
         assert abs(item["score"] - expected_scores()[letter]) <= TOLERANCE and item["text"] == TEXTS[letter]
     selection = result["diagnostics"]["selection"]
-    assert selection["utility"] == pytest.approx(3.4, abs=1e-5) and selection["work"] == 30
-    assert selection["baselineUtility"] == pytest.approx(3.4, abs=1e-5) and "minimumTokens" not in selection
+    assert selection["utility"] == pytest.approx(expected_utility("AEBDC"), abs=1e-5) and selection["work"] == 28
+    assert selection["baselineUtility"] == selection["utility"] and "minimumTokens" not in selection
     assert (selection["complete"], selection["baselineComplete"]) == (True, True)
     assert result["diagnostics"]["stop"] == "completed" and "cursor" not in result
     assert result["diagnostics"]["evaluatedAt"] == T0 + HALF_LIFE
     memory = json.loads(result["text"])["memory"]
     assert memory[2]["links"] == [{"at": "logical", "orderKey": "0", "ref": example["D"], "required": True,
                                    "role": "condition"}]
-    assert result["usage"]["maxPackingWork"] == 30 and result["usage"]["maxEvaluationWork"] == 138
+    assert result["usage"]["maxPackingWork"] == 28 and result["usage"]["maxEvaluationWork"] == 138
     # With the page's placeholder refs (same length as real ones) the text is the page's, byte for byte.
     placeholder = result["text"]
     for n, letter in enumerate("ABCDE", start=1):
@@ -78,11 +88,11 @@ WORKED_TEXT = (
 
 
 @pytest.mark.parametrize(("tokens", "limit", "expected", "count", "utility", "work", "stop", "minimum"), [
-    (1100, 24, "AEBD", 1071, 271 / 90, 32, "budget", None),
-    (800, 24, "AEC", 799, 2.666667, 30, "budget", None),
-    (300, 24, "C", 223, 0.388889, 23, "budget", 329),
+    (1100, 24, "AEBD", 1071, expected_utility("AEBD"), 28, "budget", None),
+    (800, 24, "AEC", 799, expected_utility("AEC"), 30, "budget", None),
+    (300, 24, "C", 223, expected_utility("C"), 23, "budget", 329),
     (200, 24, "", 0, 0, 18, "budget", 210),
-    (4096, 3, "AEC", 799, 2.666667, 30, "page-limit", None),
+    (4096, 3, "AEC", 799, expected_utility("AEC"), 30, "page-limit", None),
 ])
 def test_the_worked_example_under_smaller_budgets(W, example, tokens, limit, expected, count, utility, work,
                                                    stop, minimum):

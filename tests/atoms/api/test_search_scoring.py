@@ -33,6 +33,13 @@ def expected_scores() -> dict[str, float]:
     """The worked example of docs/atoms.md "Worked example", computed here independently of
     the service: BM25 m by hand, b = m·(1 + β·u/(1+u)), then a = b + Tᵀa solved directly
     (not by the push solver), score = a / Σa."""
+    activation = expected_activations()
+    total = sum(activation.values())
+    return {x: value / total for x, value in activation.items()}
+
+
+def expected_activations() -> dict[str, float]:
+    """The unnormalized activations a of `expected_scores` (read's selection weighs them)."""
     terms = {"A": ["brewing", "temperature", "for", "coffee", "93", "c"], "B": ["alice", "takes", "her", "coffee", "black"],
              "C": ["water", "above", "96", "c", "scorches", "the", "grounds"], "D": ["applies", "on", "weekdays", "only"],
              "E": ["cold", "brew", "steeps", "for", "12", "hours"]}
@@ -53,7 +60,7 @@ def expected_scores() -> dict[str, float]:
         for y in ys:
             transitions[order.index(x), order.index(y)] = 0.5 / len(ys)
     activation = np.linalg.solve(np.eye(5) - transitions.T, np.array([seed[x] for x in order]))
-    return {x: float(activation[i] / activation.sum()) for i, x in enumerate(order)}
+    return {x: float(activation[i]) for i, x in enumerate(order)}
 
 
 @pytest.fixture

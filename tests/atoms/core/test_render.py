@@ -20,6 +20,7 @@ from atoms.core.render import (
     render,
     render_order,
     unit,
+    unit_json,
     verified_quote,
 )
 from tests.atoms.core.worked_example import (
@@ -215,3 +216,30 @@ def test_cost_is_the_byte_length_of_the_render_in_any_order(universe: list[AtomN
             previous = item["end"]
     for node, shown in zip(chosen, body["memory"], strict=True):
         assert ("quote" in shown) == (node.revision_id in rendered.quoted) == ("text" not in shown)
+
+
+# Texts with everything canonical JSON escapes or joins: quotes, backslashes, C0 controls,
+# DEL, lone and paired surrogates, astral and combining characters.
+AWKWARD = st.text(alphabet=st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "\ud83d", "\ude00", "a", "é",
+                                            "日", "😀", "\u0301", "\u2028", " "]), max_size=12)
+BODY = AWKWARD.filter(lambda text: not any("\ud800" <= char <= "\udfff" for char in text))  # bodies are UTF-8
+
+
+@st.composite
+def awkward_nodes(draw: st.DrawFn) -> AtomNode:
+    links = draw(st.lists(st.fixed_dictionaries(
+        {"at": st.sampled_from(["logical", "observed"]), "orderKey": AWKWARD, "required": st.booleans(),
+         "role": AWKWARD},
+        optional={"ref": AWKWARD, "unavailable": st.just(True)}), max_size=3))
+    origins = draw(st.lists(st.builds(OriginSpan, source_revision_id=AWKWARD, start=st.integers(0, 2**40),
+                                      end=st.integers(0, 2**40), quote_digest=AWKWARD,
+                                      ref=st.one_of(st.none(), AWKWARD)), max_size=3))
+    return AtomNode(revision_id="revision:x", atom_id="atom:x", ref=draw(AWKWARD), text=draw(BODY),
+                    origin=draw(AWKWARD), producer=draw(AWKWARD), links=tuple(links), origins=tuple(origins))
+
+
+@given(awkward_nodes(), st.booleans(), st.integers(0, 2**53), st.integers(0, 2**53))
+def test_the_unit_writer_prints_exactly_what_canonical_prints(node: AtomNode, quoted: bool, start: int,
+                                                             end: int) -> None:
+    quote = Quote(source_revision_id="revision:s", ref=node.ref + "é", start=start, end=end, data=b"") if quoted else None
+    assert unit_json(node, quote) == canonical(unit(node, quote))

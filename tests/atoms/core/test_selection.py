@@ -1,5 +1,7 @@
 """Bounded marginal gain and the packing part of RecallResult (atoms.md §6.6, §6.7;
-atoms-scoring.md §8-§11; acceptance rows 39-45 and 56)."""
+atoms-scoring.md §8-§11; acceptance rows 39-45 and 56), under the utility of atoms-recall.md
+§4: the root at position k of the page's ranking weighs a · 2^-(k-1) (docs/atoms.md
+"Selection utility", whose worked example is `test_at_1100_tokens_...` below)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import itertools
 import json
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -39,6 +42,13 @@ from tests.atoms.core.worked_example import (
 )
 
 SIX_DECIMALS = 5e-7
+# The worked example's weights a · 2^-(k-1) over the ranking A, E, B, C, D (denominator 720).
+RANK_WEIGHT = {"A": Fraction(14, 9), "E": Fraction(13, 36), "B": Fraction(11, 90), "C": Fraction(7, 144),
+               "D": Fraction(11, 720)}
+
+
+def utility_of(letters: str) -> float:
+    return float(sum(RANK_WEIGHT[letter] for letter in letters))
 
 
 def read_example(**options: int) -> Selection:
@@ -74,12 +84,12 @@ def activations(nodes: Sequence[tuple[AtomNode, float, float]], links: Sequence[
 # --- atoms-scoring.md §8-§10 -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("options", "returned", "tokens", "utility", "greedy", "minimum", "work", "cursor", "stop"), [
-    ({}, "AEBDC", 1250, 3.4, 3.4, None, 30, False, "completed"),
-    ({"tokens": 1100}, "AEBD", 1071, 271 / 90, 131 / 45, None, 32, True, "budget"),
-    ({"tokens": 800}, "AEC", 799, 2.666667, 2.666667, None, 30, True, "budget"),
-    ({"tokens": 300}, "C", 223, 0.388889, 0.388889, 329, 23, True, "budget"),
+    ({}, "AEBDC", 1250, utility_of("AEBDC"), utility_of("AEBDC"), None, 28, False, "completed"),
+    ({"tokens": 1100}, "AEBD", 1071, utility_of("AEBD"), utility_of("AEBD"), None, 28, True, "budget"),
+    ({"tokens": 800}, "AEC", 799, utility_of("AEC"), utility_of("AEC"), None, 30, True, "budget"),
+    ({"tokens": 300}, "C", 223, utility_of("C"), utility_of("C"), 329, 23, True, "budget"),
     ({"tokens": 200}, "", 0, 0.0, 0.0, 210, 18, False, "budget"),
-    ({"tokens": 4096, "limit": 3}, "AEC", 799, 2.666667, 2.666667, None, 30, True, "page-limit"),
+    ({"tokens": 4096, "limit": 3}, "AEC", 799, utility_of("AEC"), utility_of("AEC"), None, 30, True, "page-limit"),
 ])
 def test_it_reproduces_the_budget_table_of_the_worked_example(
         options: dict[str, int], returned: str, tokens: int, utility: float, greedy: float, minimum: int | None,
@@ -97,18 +107,25 @@ def test_it_reproduces_the_budget_table_of_the_worked_example(
 def test_at_the_default_budget_everything_fits_in_render_order() -> None:
     result = read_example()
     assert result.text == TEXT_4096
-    assert result.utility == pytest.approx(17 / 5, abs=1e-12)
+    assert result.utility == pytest.approx(757 / 360, abs=1e-12)
     assert result.left_out == () and result.blocked == () and result.sources == ()
     assert [node.ref for node in result.nodes] == [EXAMPLE[name].ref for name in "AEBDC"]
 
 
-def test_at_1100_tokens_the_baseline_beats_greedy_and_c_is_deferred() -> None:
+def test_at_1100_tokens_greedy_reaches_the_baseline_and_c_is_deferred() -> None:
+    """The worked example of docs/atoms.md "Selection utility". Unit bytes A 290, E 284,
+    B 284, D 165, C 178; cost(S) = 45 + Σ units + (|S| - 1). Baseline: A (335), E (620),
+    C(B) = {B, D} (1071), C (1250 > 1100: no), D (in S). Greedy by ΔU / Δtokens: A
+    (1.5556/335), then E (0.3611/285) over B+D (0.1375/451) and C (0.0486/179), then B+D
+    (0.1375/451 = 0.000305 > C's 0.000272); C no longer fits. Both are AEBD with
+    U = 1479/720; the unweighted utility of atoms.md §6.6 let greedy prefer C to B (131/45
+    against the baseline's 271/90)."""
     result = read_example(tokens=1100)
-    assert result.text == TEXT_1100
-    assert result.utility == pytest.approx(271 / 90, abs=1e-12) and result.greedy_utility is not None
-    assert result.greedy_utility == pytest.approx(131 / 45, abs=1e-12)
-    assert result.greedy_utility < result.utility
+    assert result.text == TEXT_1100 and result.token_count == 1071
+    assert result.utility == pytest.approx(1479 / 720, abs=1e-12) and result.greedy_utility is not None
+    assert result.greedy_utility == result.baseline_utility == result.utility
     assert [NAME_OF[key] for key in result.left_out] == ["C"]
+    assert result.work == 6 + 6 + (6 + 5 + 4 + 1)  # baseline, singles, four greedy rounds
     assert result.text_bytes == sum(EXAMPLE[name].body_bytes for name in "AEBD")
 
 
@@ -139,8 +156,8 @@ def test_the_solver_activations_give_the_same_read() -> None:
     assert ranking == RANKING
     result = select(ranking=[node.revision_id for node in ranking], closures=EXAMPLE_CLOSURES, weights=weights,
                     budget=PackingBudget(tokens=1100))
-    assert result.text == TEXT_1100 and result.work == 32
-    assert result.utility == pytest.approx(271 / 90, abs=5 * 2e-6)
+    assert result.text == TEXT_1100 and result.work == 28
+    assert result.utility == pytest.approx(1479 / 720, abs=5 * 2e-6)
 
 
 # --- atoms-scoring.md §11 (acceptance row 42) -------------------------------------------------
@@ -155,21 +172,20 @@ def test_overlapping_quotes_are_read_with_shared_evidence() -> None:
     assert list(result.nodes) == [E1, E2, SOURCE]
     assert result.text == TEXT_QUOTES and result.token_count == 984 and result.text.count("BBBB") == 1
     assert list(result.sources) == [{"end": 12, "ref": SOURCE.ref, "start": 0}]
-    assert (result.cursor, result.stop, result.utility) == (False, "completed", 3.0)
+    assert (result.cursor, result.stop, result.utility) == (False, "completed", 1 + 1 / 2 + 1 / 4)
 
 
-@pytest.mark.parametrize(("limit", "returned", "tokens"), [(2, [E1, SOURCE], 684), (1, [SOURCE], 198)])
-def test_smaller_pages_of_the_quote_read_follow_the_tie_rule_of_6_6(limit: int, returned: list[AtomNode],
-                                                                      tokens: int) -> None:
+@pytest.mark.parametrize(("limit", "returned", "tokens"), [(2, [E1, E2], 760), (1, [E1], 269)])
+def test_smaller_pages_of_the_quote_read_are_the_sets_atoms_scoring_lists(limit: int, returned: list[AtomNode],
+                                                                           tokens: int) -> None:
     """atoms-scoring.md §11 lists E1+E2 (760 bytes) for limit 2 and E1 (269) for limit 1: the
-    baseline's sets. All three atoms weigh the same, so S (198 bytes alone) gives the same U in
-    fewer tokens, and §6.6's "higher U, then fewer tokens" picks it (singles and greedy both
-    reach it). We follow §6.6; the listed sets still render to the listed sizes (test_render)."""
+    baseline's sets. The three atoms have equal activations, so the rank halving weighs them
+    1, 1/2, 1/4: the source (198 bytes alone) no longer buys E2's or E1's place by being short."""
     result = read_quotes(limit=limit)
     assert list(result.nodes) == returned and result.token_count == tokens
-    assert result.utility == result.baseline_utility == float(limit)
+    assert result.utility == result.baseline_utility == {2: 1.5, 1: 1.0}[limit]
     assert (result.cursor, result.stop) == (True, "page-limit")
-    assert Layout(QUOTE_RANKING).cost([E1.revision_id, E2.revision_id][:limit]) == {2: 760, 1: 269}[limit]
+    assert Layout(QUOTE_RANKING).cost([E1.revision_id, E2.revision_id][:limit]) == tokens
 
 
 def test_identical_verified_quotes_share_one_utility_class() -> None:
@@ -178,8 +194,9 @@ def test_identical_verified_quotes_share_one_utility_class() -> None:
     layout = Layout([E1, twin, other_producer])
     classes = {key: quote_class(node, layout.quotes.get(key)) for key, node in layout.nodes.items()}
     assert classes[E1.revision_id] == classes[twin.revision_id] != classes[other_producer.revision_id]
-    result = read([E1, twin], [E1, twin], {E1.revision_id: 1.0, twin.revision_id: 2.0})
-    # The baseline takes both for U = max(1, 2); the twin alone has the same U in fewer tokens.
+    result = read([E1, twin], [E1, twin], {E1.revision_id: 1.0, twin.revision_id: 4.0})
+    # Weights 1 and 4/2: the baseline takes both for U = max(1, 2); the twin alone has the
+    # same U in fewer tokens.
     assert result.baseline_utility == result.utility == 2.0
     assert result.selected == (twin.revision_id,)
 
@@ -224,22 +241,25 @@ def test_token_count_is_the_utf8_length_and_one_less_stays_within_budget() -> No
     assert (second.text, second.minimum_tokens) == ("", first.token_count)
 
 
-def test_greedy_can_beat_the_baseline_and_never_loses_to_it() -> None:  # row 45
+def test_the_selection_never_loses_to_the_baseline() -> None:  # row 45 (atoms-recall.md §4)
     big = make_node(1, "needle " * 300)
     a = make_node(2, "needle a", links=[("condition", 4, True)])
     b = make_node(3, "needle b")
-    # A long unmatched condition: with a short one the ranking's own order is already best at
-    # every budget of the row, so the baseline would never be beaten.
     condition = make_node(4, "condition " * 200)
     ranking, weights = activations([(a, 1.0, 0.0), (b, 1.0, 0.0), (big, 1.0, 1.0), (condition, 0.0, 0.0)],
                                    [(a, condition, "condition")])
-    gains = []
     for tokens in (800, 1400, 2200, 2500, 3000):
         result = read([big, a, b, condition], ranking, weights, tokens=tokens)
         assert result.token_count <= tokens
         assert result.utility >= result.baseline_utility
-        gains.append(result.utility > result.baseline_utility)
-    assert gains == [False, False, False, True, False]
+    # The ranking is a (whose closure holds the long condition), big, b, condition. At 2500 the
+    # unweighted utility of §6.6 traded a and its condition (U 4/3 + 2/3) for big and b
+    # (1.15 + 1); halved per rank they weigh 4/3 + (2/3)/8 against 1.15/2 + 1/4: a is kept.
+    assert [node.revision_id for node in ranking] == [a.revision_id, big.revision_id, b.revision_id,
+                                                      condition.revision_id]
+    result = read([big, a, b, condition], ranking, weights, tokens=2500)
+    assert result.selected == (a.revision_id, condition.revision_id)
+    assert result.greedy_utility is not None and result.greedy_utility < result.utility
 
 
 def test_each_cursor_page_shows_the_shared_condition_again() -> None:  # row 56
@@ -289,8 +309,9 @@ def test_fewer_tokens_break_a_utility_tie() -> None:
     heavy = make_node(3, "A closure-only member that weighs nothing but costs many bytes.")
     x = make_node(1, "needle x", links=[("condition", 3, True)])
     z = make_node(2, "needle z")
-    result = read([x, z, heavy], [x, z], {x.revision_id: 1.0, z.revision_id: 1.0}, tokens=400)
-    assert result.selected == (z.revision_id,) and result.baseline_utility == result.utility == 1.0
+    # z weighs nothing: the baseline {x, heavy, z} and x's single {x, heavy} tie on U.
+    result = read([x, z, heavy], [x, z], {x.revision_id: 1.0, z.revision_id: 0.0})
+    assert result.selected == (x.revision_id, heavy.revision_id) and result.baseline_utility == result.utility == 1.0
 
 
 def test_a_passed_deadline_stops_packing() -> None:
