@@ -61,8 +61,11 @@ class Point:
     depth: int = 2
     lexical_candidates: int | None = None
     semantic_candidates: int | None = None
+    defaults: bool = False  # the engine's own defaults: an empty config
 
     def config(self) -> dict[str, Any]:
+        if self.defaults:
+            return {}
         retrieval: dict[str, Any] = {"weights": {"semantic": self.semantic, "lexical": round(1 - self.semantic, 6)},
                                      "maxSeeds": self.max_seeds, "depth": self.depth}
         if self.lexical_candidates is not None:
@@ -72,13 +75,24 @@ class Point:
         return {"retrieval": retrieval, "activation": {
             "propagation": self.propagation, "relations": {"follows": {"forward": self.forward, "reverse": self.reverse}}}}
 
+    def inert(self, form: str) -> bool:
+        """True when links cannot change the ranking in `form` (atoms.md §6.4)."""
+        return form == "plain" or self.propagation == 0 or self.depth == 0 or self.forward == self.reverse == 0
+
     def key(self, form: str) -> tuple[Any, ...]:
         """Points with equal keys rank identically in `form` (see the module docstring)."""
-        inert = form == "plain" or self.propagation == 0 or self.depth == 0 or self.forward == self.reverse == 0
-        graph = ("no-graph",) if inert else (self.propagation, self.forward, self.reverse, self.depth)
+        if self.defaults:
+            return ("defaults",)
+        graph = ("no-graph",) if self.inert(form) else (self.propagation, self.forward, self.reverse, self.depth)
         return (self.semantic, self.max_seeds, self.lexical_candidates, self.semantic_candidates, *graph)
 
+    def measured(self, form: str) -> Point:
+        """The equal point that is cheapest to measure: depth 0 when links cannot act."""
+        return replace(self, depth=0) if not self.defaults and self.inert(form) else self
+
     def label(self) -> str:
+        if self.defaults:
+            return "engine defaults (config {})"
         extra = "".join(f" {name} {value}" for name, value in (("lexC", self.lexical_candidates),
                                                                 ("semC", self.semantic_candidates)) if value is not None)
         return (f"sem {self.semantic:.2f} p {self.propagation:.2f} follows {self.forward:g}:{self.reverse:g} "
@@ -138,14 +152,19 @@ def memoize_queries() -> bool:
 
 # --- Measuring ----------------------------------------------------------------------------------
 
-def measure(conversations: list[Conversation], point: Point, bar: Any) -> dict[str, Any]:
+def asked(conversation: Conversation, step: int) -> list[dict[str, Any]]:
+    """Every `step`-th question of the conversation (all with step 1): the screening subset."""
+    return conversation.questions[::step]
+
+
+def measure(conversations: list[Conversation], point: Point, step: int, bar: Any) -> dict[str, Any]:
     """recall@10, MRR and a fingerprint of the rankings for one form under one config."""
     from atoms.services.search import atoms_search
 
     store_config(conversations, point)
     r10, mrr, rankings = [], [], []
     for conversation in conversations:
-        for question in conversation.questions:
+        for question in asked(conversation, step):
             result = atoms_search(caller=conversation.caller,
                                   body={"query": question["question"], "options": {"limit": RANK_CUTOFF}})
             ranking = [conversation.ref_turn[item["ref"]] for item in result["items"]]
@@ -154,14 +173,15 @@ def measure(conversations: list[Conversation], point: Point, bar: Any) -> dict[s
             mrr.append(reciprocal_rank(ranks))
             rankings.append(tuple(ranking[:RANK_CUTOFF]))
             bar.update(1)
-    return {"recall@10": sum(r10) / len(r10), "mrr": sum(mrr) / len(mrr), "fingerprint": hash(tuple(rankings))}
+    return {"recall@10": sum(r10) / len(r10), "mrr": sum(mrr) / len(mrr), "questions": len(r10), "step": step,
+            "fingerprint": hash(tuple(rankings))}
 
 
-def baseline(conversations: list[Conversation]) -> dict[str, float]:
+def baseline(conversations: list[Conversation], step: int) -> dict[str, float]:
     r10, mrr = [], []
     for conversation in conversations:
         bm25 = Bm25([turn.text for turn in conversation.turns], conversation.quarantined)
-        for question in conversation.questions:
+        for question in asked(conversation, step):
             ranks = ranks_of(bm25.ranking(question["question"]), question["turns"])
             r10.append(recall_at(ranks, 10))
             mrr.append(reciprocal_rank(ranks))
@@ -171,28 +191,35 @@ def baseline(conversations: list[Conversation]) -> dict[str, float]:
 class Tuner:
     def __init__(self, memories: dict[str, list[Conversation]]) -> None:
         self.memories = memories
-        self.bm25 = {form: baseline(conversations) for form, conversations in memories.items()}
-        self.cache: dict[tuple[str, tuple[Any, ...]], dict[str, Any]] = {}
-        self.results: dict[Point, dict[str, dict[str, Any]]] = {}
+        self.bm25: dict[tuple[str, int], dict[str, float]] = {}
+        self.cache: dict[tuple[str, int, tuple[Any, ...]], dict[str, Any]] = {}
+        self.results: dict[Point, dict[str, dict[str, Any]]] = {}  # the last measurement of each point
         self.refused: set[str] = set()
 
-    def gain(self, point: Point) -> float:
-        result = self.results[point]
-        return sum(result[f]["recall@10"] - self.bm25[f]["recall@10"] for f in result) / len(result)
+    def baseline(self, form: str, step: int) -> dict[str, float]:
+        if (form, step) not in self.bm25:
+            self.bm25[(form, step)] = baseline(self.memories[form], step)
+        return self.bm25[(form, step)]
 
-    def run(self, points: list[Point], stage: str) -> None:
+    def gain(self, point: Point) -> float:
+        """Mean over the forms of recall@10 minus BM25's on the same questions."""
+        result = self.results[point]
+        return sum(r["recall@10"] - self.baseline(f, r["step"])["recall@10"] for f, r in result.items()) / len(result)
+
+    def run(self, points: list[Point], stage: str, step: int = 1) -> None:
         from tqdm import tqdm
 
-        todo = {(form, p.key(form)): p for p in points for form in self.memories
-                if (form, p.key(form)) not in self.cache}
-        total = sum(len(c.questions) for form, _ in todo for c in self.memories[form])
-        progress(f"{stage}: {len(points)} configs, {len(todo)} distinct measurements")
+        todo = {(form, step, p.key(form)): p for p in points for form in self.memories
+                if (form, step, p.key(form)) not in self.cache}
+        total = sum(len(asked(c, step)) for form, _, _ in todo for c in self.memories[form])
+        scope = "all questions" if step == 1 else f"1 in {step} questions"
+        progress(f"{stage}: {len(points)} configs, {len(todo)} distinct measurements, {scope}")
         with tqdm(total=total, desc=stage, unit="q", file=sys.stderr) as bar:
-            for (form, key), point in todo.items():
+            for (form, _, _), point in todo.items():
                 self.refused.update(unaccepted(point))
-                self.cache[(form, key)] = measure(self.memories[form], point, bar)
+                self.cache[(form, step, point.key(form))] = measure(self.memories[form], point.measured(form), step, bar)
         for point in points:
-            self.results[point] = {form: self.cache[(form, point.key(form))] for form in self.memories}
+            self.results[point] = {form: self.cache[(form, step, point.key(form))] for form in self.memories}
 
     def best(self, points: list[Point]) -> Point:
         return max(points, key=lambda p: (self.gain(p), -points.index(p)))
@@ -207,16 +234,21 @@ def grids(args: argparse.Namespace, tuner: Tuner) -> None:
         points = [Point(semantic=s, propagation=p, forward=f, reverse=r, max_seeds=m, depth=d,
                         lexical_candidates=lc, semantic_candidates=sc)
                   for s, p, (f, r), m, d, lc, sc in itertools.product(*axes.values())]
-        tuner.run(list(dict.fromkeys(points)), "full grid")
+        tuner.run([Point(defaults=True), *dict.fromkeys(points)], "full grid")
         return
+    tuner.run([Point(defaults=True)], "0 engine defaults")
     base = Point(max_seeds=64 if 64 in args.max_seeds else args.max_seeds[0])
     stage1 = [replace(base, semantic=s, propagation=0.0) for s in args.semantic]
     tuner.run(stage1, "1 weights")
     weights = tuner.best(stage1).semantic
     stage2 = [replace(base, semantic=weights, propagation=p, forward=f, reverse=r, depth=d)
               for p, (f, r), d in itertools.product(args.propagation, args.follows, args.depth) if p > 0 and d > 0]
-    tuner.run(stage2, "2 activation")
-    best = tuner.best(stage1 + stage2)
+    # Screened on a subset of the questions (the linked form's graph makes these the slow
+    # searches); the best few are then measured on all questions.
+    tuner.run(stage2, "2 activation", step=args.screen)
+    finalists = sorted(stage2, key=lambda p: -tuner.gain(p))[:args.finalists]
+    tuner.run(finalists, "2 finalists")
+    best = tuner.best(stage1 + finalists)
     near = [s for s in args.semantic if abs(s - best.semantic) < 0.15 and s != best.semantic]
     stage3 = ([replace(best, max_seeds=m) for m in args.max_seeds if m != best.max_seeds]
               + [replace(best, semantic=s) for s in near]
@@ -232,8 +264,9 @@ def inert_axes(tuner: Tuner) -> list[str]:
     for axis in ("semantic", "propagation", "forward", "reverse", "max_seeds", "depth", "lexical_candidates",
                  "semantic_candidates"):
         groups: dict[tuple[Any, ...], list[Point]] = {}
-        for point in tuner.results:
-            groups.setdefault(tuple(v for k, v in asdict(point).items() if k != axis), []).append(point)
+        for point, result in tuner.results.items():
+            step = next(iter(result.values()))["step"]  # fingerprints compare on the same questions only
+            groups.setdefault((step, *(v for k, v in asdict(point).items() if k != axis)), []).append(point)
         varied = [g for g in groups.values() if len({getattr(p, axis) for p in g}) > 1]
         if varied and all(len({tuner.results[p][f]["fingerprint"] for p in g}) == 1
                           for g in varied for f in tuner.memories):
@@ -242,28 +275,37 @@ def inert_axes(tuner: Tuner) -> list[str]:
 
 
 def print_table(tuner: Tuner, top: int) -> list[dict[str, Any]]:
+    """One table per question set (all, then the screening subset), best mean gain first."""
     forms = list(tuner.memories)
-    rows = sorted(tuner.results, key=lambda p: -tuner.gain(p))
-    print("\nBM25 (rank-bm25): " + ", ".join(f"{f} R@10 {100 * tuner.bm25[f]['recall@10']:.1f} MRR "
-                                             f"{100 * tuner.bm25[f]['mrr']:.1f}" for f in forms))
-    header = f"{'#':>3} {'config':<50} " + " ".join(f"{f + ' R@10':>12} {'d':>6} {'MRR':>5}" for f in forms)
-    header += f" {'mean d':>7}" + (f" {'lnk-pln':>7}" if len(forms) == 2 else "")
-    print(header + "\n" + "-" * len(header))
+    steps = sorted({next(iter(r.values()))["step"] for r in tuner.results.values()})
     out = []
-    for n, point in enumerate(rows, 1):
-        result = tuner.results[point]
-        cells = " ".join(f"{100 * result[f]['recall@10']:>12.1f} "
-                         f"{100 * (result[f]['recall@10'] - tuner.bm25[f]['recall@10']):>+6.1f} "
-                         f"{100 * result[f]['mrr']:>5.1f}" for f in forms)
-        diff = (100 * (result["linked"]["recall@10"] - result["plain"]["recall@10"])) if len(forms) == 2 else None
-        if n <= top:
-            print(f"{n:>3} {point.label():<50} {cells} {100 * tuner.gain(point):>+7.1f}"
-                  + (f" {diff:>+7.1f}" if diff is not None else ""))
-        out.append({"point": asdict(point), "config": point.config(), "mean_gain": tuner.gain(point),
-                    **{f: {k: v for k, v in result[f].items() if k != "fingerprint"} for f in forms}})
-    if len(rows) > top:
-        print(f"... {len(rows) - top} more in {OUT.relative_to(ROOT)}")
-    print("d: recall@10 minus BM25's (points); mean d: over the forms; lnk-pln: linked minus plain recall@10")
+    for step in steps:
+        rows = sorted((p for p, r in tuner.results.items() if next(iter(r.values()))["step"] == step),
+                      key=lambda p: -tuner.gain(p))
+        n = next(iter(tuner.results[rows[0]].values()))["questions"]
+        scope = f"all {n} questions" if step == 1 else f"screened on 1 in {step} questions ({n})"
+        print(f"\n{scope}; BM25 (rank-bm25): " + ", ".join(
+            f"{f} R@10 {100 * tuner.baseline(f, step)['recall@10']:.1f} MRR {100 * tuner.baseline(f, step)['mrr']:.1f}"
+            for f in forms))
+        header = f"{'#':>3} {'config':<50} " + " ".join(f"{f + ' R@10':>12} {'d':>6} {'MRR':>5}" for f in forms)
+        header += f" {'mean d':>7}" + (f" {'lnk-pln':>7}" if len(forms) == 2 else "")
+        print(header + "\n" + "-" * len(header))
+        for rank, point in enumerate(rows, 1):
+            result = tuner.results[point]
+            cells = " ".join(f"{100 * result[f]['recall@10']:>12.1f} "
+                             f"{100 * (result[f]['recall@10'] - tuner.baseline(f, step)['recall@10']):>+6.1f} "
+                             f"{100 * result[f]['mrr']:>5.1f}" for f in forms)
+            diff = 100 * (result["linked"]["recall@10"] - result["plain"]["recall@10"]) if len(forms) == 2 else None
+            if rank <= top:
+                print(f"{rank:>3} {point.label():<50} {cells} {100 * tuner.gain(point):>+7.1f}"
+                      + (f" {diff:>+7.1f}" if diff is not None else ""))
+            out.append({"point": asdict(point), "config": point.config(), "mean_gain": tuner.gain(point),
+                        "bm25": {f: tuner.baseline(f, step) for f in forms},
+                        **{f: {k: v for k, v in result[f].items() if k != "fingerprint"} for f in forms}})
+        if len(rows) > top:
+            print(f"... {len(rows) - top} more in {OUT.relative_to(ROOT)}")
+    print("d: recall@10 minus BM25's on the same questions (points); mean d: over the forms; "
+          "lnk-pln: linked minus plain recall@10; MRR over the first 64")
     return out
 
 
@@ -293,6 +335,10 @@ def main() -> int:
     parser.add_argument("--depth", type=ints, default=ints("0,1,2"))
     parser.add_argument("--lexical-candidates", type=ints, help="retrieval.lexicalCandidates values (default unset)")
     parser.add_argument("--semantic-candidates", type=ints, help="retrieval.semanticCandidates values (default unset)")
+    parser.add_argument("--screen", type=int, default=3,
+                        help="staged grid: screen the activation stage on every Nth question (default 3)")
+    parser.add_argument("--finalists", type=int, default=4,
+                        help="staged grid: the best N screened configs are measured on all questions (default 4)")
     parser.add_argument("--forms", default=",".join(FORMS), help=f"comma-separated, of {', '.join(FORMS)}")
     parser.add_argument("--top", type=int, default=40, help="rows printed (all are written to the JSON)")
     parser.add_argument("--torch-threads", type=int, default=1)
@@ -334,7 +380,7 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "command": " ".join(
-        [".venv/bin/python", "bench/locomo_tune.py", *sys.argv[1:]]), "bm25": tuner.bm25, "bypassed": sorted(tuner.refused),
+        [".venv/bin/python", "bench/locomo_tune.py", *sys.argv[1:]]), "bypassed": sorted(tuner.refused),
         "inert_axes": inert, "load_average": os.getloadavg(), "results": rows}, indent=1) + "\n")
     print(f"written to {OUT.relative_to(ROOT)}")
     return 0
