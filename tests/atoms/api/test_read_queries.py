@@ -6,8 +6,7 @@ One bound for read and one for search hold at 100 and at 5,000 atoms. The corpus
 staleness is judged, two graph levels, use state, closures two levels deep, citations and
 overlapping quotes (evidence), refs issued for the first time.
 
-Where the queries go, for the read below (two channel texts; measured on SQLite, the same on
-PostgreSQL inside the test transaction):
+Where the queries go, for the read below (two channel texts):
 
 - request: the atom store (1), the store again inside the snapshot (1), the savepoint and its
   release (2);
@@ -18,13 +17,14 @@ PostgreSQL inside the test transaction):
 - graph: per level the slots out of and into it (1) and the heads they name (1): depth 2 → 4;
 - use state: the aggregate (1) and the rows of the graph's revisions (1);
 - closures and views: per closure level slots (1) and origins (1), then the link targets'
-  heads (1) and pinned targets with cited sources (1): three levels here;
+  heads (1) and pinned targets with cited sources (1): one to three levels here;
 - refs: one bulk issue (look-up, insert of the missing ones, read-back: 3);
 - the receipt insert (1), and the cursor's store look-up (1) when one is issued.
 
-A read measured 30 queries at 100 atoms and 35 at 5,000, a search 24 and 29; the bounds leave a few for
-headroom. Before these bounds, the same read cost 101 queries at 100 atoms and 1,276 at
-5,000, and the search 57 and 599.
+Measured: a read 30 queries at 100 atoms and 35 at 5,000, a search 24 and 29 (SQLite; on
+PostgreSQL 30 and 35, 24 and 27); the bounds leave a few for headroom. Before these bounds
+the same read (run a second time, its refs already issued) cost 101 queries at 100 atoms and
+1,276 at 5,000, and the search 57 and 599.
 """
 
 from __future__ import annotations
