@@ -9,8 +9,8 @@ and the unnormalized activations. Definitions, as in the spec:
   weigh 0 (a revision missing from `weights` weighs 0). Since activations never rise along
   R, every root weighs more than all roots after it together: U prefers a better-ranked root
   to any number of worse-ranked ones, so packing never trades a relevant atom for many short,
-  weakly relevant ones, and the baseline (rank-order packing) is beaten only by a set that
-  holds the same better-ranked roots.
+  weakly relevant ones. The baseline (rank-order packing) is beaten only by a set that fits a
+  better-ranked root more cheaply: closures that share members, quotes whose evidence merges.
 - Classes: each revision is its own class, except that identical verified quotes (same
   source revision, span, producer, origin and slots) share one. U(S) sums, over classes,
   the largest weight in the class.
@@ -20,11 +20,11 @@ and the unnormalized activations. Definitions, as in the spec:
 - Every tentative evaluation of S with C(r) added charges |C(r)| units of maxPackingWork,
   before it is made; one that would exceed the budget is not made and packing stops.
 
-Steps (unchanged by the weight): baseline (walk R, add C(r) whenever the union stays feasible; every root is an
-evaluation, even one already inside S), singles (every C(r) alone, each charged), greedy (best
-ΔU / max(1, Δtokens) among roots with C(r) ⊄ S, feasible, ΔU ≥ 0; ties → larger ΔU, smaller
-Δtokens, smaller revision id), then the best of them: higher U, fewer tokens, smaller sorted
-revision-id list. Out of work (or past the deadline) the best of what was built so far wins,
+Steps (the weight changes none of them): baseline (walk R, add C(r) whenever the union stays
+feasible; every root is an evaluation, even one already inside S), singles (every C(r) alone,
+each charged), greedy (best ΔU / max(1, Δtokens) among roots with C(r) ⊄ S, feasible,
+ΔU ≥ 0; ties → larger ΔU, smaller Δtokens, smaller revision id), then the best of them:
+higher U, fewer tokens, smaller sorted revision-id list. Out of work (or past the deadline) the best of what was built so far wins,
 partial baseline and partial greedy included.
 
 The stop reason, the cursor flag and minimumTokens are not charged.
