@@ -49,7 +49,9 @@ from memory_files import ensure_database
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "atoms_scale.json"
 PG_DEFAULT = "postgres://postgres@127.0.0.1:5432/mh_bench_atoms"
-TARGETS_P95_MS = {"read": 50.0, "search": 30.0}
+# docs/benchmarks.md "Atoms at scale": service time p95 at 100k atoms, one query text, 4,096 tokens.
+TARGETS_P95_MS = {"read": 40.0, "search": 25.0}
+HYBRID_TARGETS_P95_MS = {"read": 60.0, "search": 45.0}  # query encoding included
 # MAX_BATCH is 256 changes, but a write is also charged 1 maxAtoms per change against a
 # ceiling of 128 (budget.py), so 128 is the largest batch the service accepts.
 BATCH = 128
@@ -246,7 +248,7 @@ def print_table(report: dict[str, Any]) -> None:
                 f"{op} median {r['median_ms']:.2f}x, p95 {r['p95_ms']:.2f}x" for op, r in ratio.items()))
     print(f"targets: read p95 <= {TARGETS_P95_MS['read']:.0f} ms, search p95 <= {TARGETS_P95_MS['search']:.0f} ms "
           "at 100k atoms; read sub-linear in N")
-    atoms_semantic.print_table(report["rows"], TARGETS_P95_MS)
+    atoms_semantic.print_table(report["rows"], HYBRID_TARGETS_P95_MS)
     short = [row for row in report["rows"] if row["size"] < row["target_size"]]
     if short:
         print(f"NOTE: the build limit stopped the corpus at {short[0]['size']:,} of {short[0]['target_size']:,} atoms")
@@ -296,7 +298,7 @@ def main() -> int:
     report = {"date": started.isoformat(timespec="seconds"), "seconds": (datetime.now(UTC) - started).seconds,
               "embedding_for_lexical_figures": None,
               "command": " ".join([".venv/bin/python", "bench/atoms_scale.py", *sys.argv[1:]]), "machine": machine,
-              "database_url_host": urlparse(url).hostname or "file", "targets_p95_ms": TARGETS_P95_MS, **figures}
+              "database_url_host": urlparse(url).hostname or "file", "targets_p95_ms": TARGETS_P95_MS, "hybrid_targets_p95_ms": HYBRID_TARGETS_P95_MS, **figures}
     report["growth"] = {"1k->10k": growth(figures["rows"], 1000, 10_000),
                         "10k->100k": growth(figures["rows"], 10_000, 100_000)}
     print_table(report)

@@ -174,8 +174,8 @@ def ms(values: list[float]) -> dict[str, float] | None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     model_load = start(args.torch_threads)
     import torch
-    from django.conf import settings
 
+    from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
     from memoryhub.actors import Actor
 
     actor = Actor.system("bench")
@@ -205,7 +205,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "indexing": {"atoms": atoms, "seconds": seconds, "atoms_per_second": atoms / seconds, "step": STEP,
                      "torch_threads": torch.get_num_threads(), "model_load_seconds": model_load,
                      "refresh_seconds": sum(c["refresh_seconds"] for c in per_conversation)},
-        "vector_candidates": settings.ATOMS_VECTOR_CANDIDATES, "forms": forms,
+        "retrieval_defaults": {name: default for name, (default, _, _) in RETRIEVAL.items()},
+        "weights": DEFAULT_WEIGHTS, "forms": forms,
     }
 
 
