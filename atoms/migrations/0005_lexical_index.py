@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
                 ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
             ],
             options={
-                'indexes': [models.Index(fields=['tenant', 'term', 'policy', 'tf', 'length', 'revision_id', 'atom_id'], name='atoms_post_lookup'), models.Index(fields=['revision_id'], name='atoms_post_revision')],
+                'indexes': [models.Index(fields=['tenant', 'term', 'policy', 'tf', '-length', 'revision_id', 'atom_id'], name='atoms_post_lookup'), models.Index(fields=['revision_id'], name='atoms_post_revision')],
             },
         ),
         migrations.CreateModel(

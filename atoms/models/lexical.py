@@ -32,8 +32,9 @@ class LexicalPosting(models.Model):
     class Meta:
         indexes = [
             # The channel's lookup: a term's postings inside the reader's policies. Covering,
-            # so ranking reads the index alone.
-            models.Index(fields=["tenant", "term", "policy", "tf", "length", "revision_id", "atom_id"],
+            # so ranking reads the index alone; read backwards it lists the best BM25 weights
+            # of one term first (tf descending, then length ascending).
+            models.Index(fields=["tenant", "term", "policy", "tf", "-length", "revision_id", "atom_id"],
                          name="atoms_post_lookup"),
             models.Index(fields=["revision_id"], name="atoms_post_revision"),
         ]

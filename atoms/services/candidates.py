@@ -32,6 +32,9 @@ CHANNEL_TEXTS = 8
 # policies): their postings would cost the lookup most and rank least. An absolute number, so
 # the work per lookup stays bounded as the corpus grows (docs/atoms.md "Candidates").
 SKIP_DOCS = 2_000
+# A term above SKIP_DOCS that must still be looked up ranks only this many times k of its
+# best postings (docs/atoms.md "Candidates").
+COMMON_SCAN = 4
 DEFAULT_LEXICAL_CANDIDATES = 200
 DEFAULT_SEMANTIC_CANDIDATES = 200
 
@@ -117,7 +120,9 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
         return Hits(pairs=[], full=False)
     kept = [t for t in present if stats.df[t] <= SKIP_DOCS]
     if not kept:  # every term is common: the rarest one still ranks (first seen on ties)
-        kept = [min(present, key=lambda t: stats.df[t])]
+        return _common_term(tenant_id=tenant_id, term=min(present, key=lambda t: stats.df[t]), skipped=len(present) > 1,
+                            avgdl=stats.avgdl or 1.0, read_policies=read_policies, require_approval=require_approval,
+                            k=k)
     skipped = len(kept) < len(present)
     avgdl = stats.avgdl or 1.0
     cases = " ".join(["WHEN %s THEN %s"] * len(kept))
@@ -137,6 +142,32 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
         cursor.execute(sql, params)
         pairs = [(atom_id, revision_id) for atom_id, revision_id in cursor.fetchall()]
     return Hits(pairs=pairs, full=len(pairs) >= k, skipped=skipped)
+
+
+def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
+                 require_approval: bool, k: int) -> Hits:
+    """The lookup of one term held by more than SKIP_DOCS heads. Its BM25 weight rises with tf
+    and falls with length, so the best heads are among the first postings in (tf descending,
+    length ascending) order, which the lookup index gives directly: the COMMON_SCAN * k first
+    of them (per policy) are ranked, never the whole list. Approximate by construction: a long
+    head with a high tf can come before a short one that scores more."""
+    posting = LexicalPosting._meta.db_table
+    scan = COMMON_SCAN * k
+    parts = " UNION ALL ".join(
+        [f"SELECT * FROM (SELECT atom_id, revision_id, tf, length FROM {posting} "  # noqa: S608 - constants only
+         f"WHERE tenant_id = %s AND term = %s AND policy = %s ORDER BY tf DESC, length ASC LIMIT %s) AS best"] * len(read_policies))
+    sql = (f"SELECT h.atom_id, h.revision_id FROM ({parts}) h "  # noqa: S608 - constants and placeholders only
+           f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
+           f"ORDER BY CAST(h.tf AS REAL) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
+    params: list[Any] = []
+    for policy in read_policies:
+        params += [tenant_id, term, policy, scan]
+    # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
+    params += [K1 * (1.0 - B), K1 * B / avgdl, k]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        pairs = [(atom_id, revision_id) for atom_id, revision_id in cursor.fetchall()]
+    return Hits(pairs=pairs, full=len(pairs) >= k, skipped=skipped, approximate=True)
 
 
 def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
