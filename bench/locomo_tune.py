@@ -3,7 +3,7 @@ of the hybrid engine against BM25, with the conversations as plain turns and as 
 linked turns (bench/locomo_ingest.py).
 
     .venv/bin/python bench/locomo_tune.py [--quick] [--conversations N] [--grid staged|full]
-        [--semantic 0.5,0.6,0.7,0.8,0.9] [--propagation 0,0.1,0.2,0.3,0.5]
+        [--semantic 0.3,0.4,...,0.9] [--propagation 0,0.1,0.2,0.3,0.5]
         [--follows 1:1,1:0,0:1] [--max-seeds 32,64,128] [--depth 0,1,2]
         [--lexical-candidates N,..] [--semantic-candidates N,..] [--top N] [--torch-threads N]
 
@@ -326,7 +326,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="the first 2 conversations only")
     parser.add_argument("--conversations", type=int, help="the first N conversations (default all 7)")
     parser.add_argument("--grid", choices=("staged", "full"), default="staged")
-    parser.add_argument("--semantic", type=floats, default=floats("0.5,0.6,0.7,0.8,0.9"),
+    parser.add_argument("--semantic", type=floats, default=floats("0.3,0.4,0.5,0.6,0.7,0.8,0.9"),
                         help="retrieval.weights.semantic values (lexical = 1 - semantic)")
     parser.add_argument("--propagation", type=floats, default=floats("0,0.1,0.2,0.3,0.5"))
     parser.add_argument("--follows", type=pairs, default=pairs("1:1,1:0,0:1"),
