@@ -21,7 +21,10 @@ class Ref(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "principal", "revision_id"], name="atoms_ref_unique",
                                                condition=~models.Q(revision_id=""))]
-        indexes = [models.Index(fields=["tenant", "atom_id"], name="atoms_ref_atom")]
+        indexes = [models.Index(fields=["tenant", "atom_id"], name="atoms_ref_atom"),
+                   # The bulk issue's look-up (`revision_id IN (...)`) cannot use the partial unique
+                   # index above; without this SQLite walks the tenant's refs instead.
+                   models.Index(fields=["tenant", "principal", "revision_id"], name="atoms_ref_lookup")]
 
     def __str__(self) -> str:
         return self.id

@@ -40,6 +40,10 @@ class Atom(models.Model):
     policy = models.CharField(max_length=128)
     head = models.ForeignKey("atoms.Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
+    class Meta:
+        # Bulk loads by id inside a tenant: see Revision's index of the same shape.
+        indexes = [models.Index(fields=["tenant", "id"], name="atoms_atom_tenant_id")]
+
     def __str__(self) -> str:
         return self.id
 
@@ -75,6 +79,9 @@ class Revision(models.Model):
             models.Index(fields=["tenant", "seq"], name="atoms_rev_seq"),
             # The index feed: a policy's revisions in (visible_seq, id) order (§10).
             models.Index(fields=["tenant", "policy", "visible_seq", "id"], name="atoms_rev_feed"),
+            # Bulk loads by id inside a tenant (`tenant = ? AND id IN (...)`): without it SQLite's
+            # planner walks the tenant's whole index, a cost that grows with the corpus.
+            models.Index(fields=["tenant", "id"], name="atoms_rev_tenant_id"),
         ]
 
     def __str__(self) -> str:
