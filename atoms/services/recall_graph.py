@@ -34,7 +34,7 @@ from atoms.services.staleness import Staleness
 
 CHUNK = 500
 DEFAULT_BETA = 0.3
-DEFAULT_PROPAGATION = 0.5
+DEFAULT_PROPAGATION = 0.1  # measured on the LoCoMo dev set: docs/atoms.md "Defaults"
 
 Stop = Literal["completed", "numeric-budget", "deadline"]
 Provider = Callable[..., Candidates]

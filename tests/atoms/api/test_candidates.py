@@ -128,3 +128,28 @@ def test_a_common_term_ranks_only_its_best_postings_by_tf_then_length(I, acme, m
     assert bodies(found(acme, "common", k=1)) == [long]
     monkeypatch.setattr(provider, "COMMON_SCAN", 3)
     assert bodies(found(acme, "common", k=1)) == ["common"]
+
+
+def test_the_provider_loads_statistics_over_the_read_policies_only(I, acme, make_key, client_for):
+    I.ok_write(create("a", "needle one"), create("b", "haystack two"))
+    key, raw = make_key(acme, "ingest", read_policies=["default", "private"], write_policies=["default", "private"])
+    AtomsClient(client_for(raw), key).ok_write(create("p", "needle needle private"), binding={"writePolicy": "private"})
+    stats = found(acme, "needle").statistics
+    assert stats == Statistics(docs=2, length=4, df={"needle": 1})
+    both = found(acme, "needle", policies=("default", "private")).statistics
+    assert both == Statistics(docs=3, length=7, df={"needle": 2})
+
+
+def test_channel_texts_are_the_first_eight_distinct_non_blank_texts_in_kind_order():
+    kinds = {"query": ["a"], "context": [" "], "thought": ["b"], "observations": [f"o{i}" for i in range(9)] + ["a"]}
+    assert channel_texts(kinds) == ["a", "b", "o0", "o1", "o2", "o3", "o4", "o5"]
+
+
+def test_the_union_takes_lexical_then_semantic_hits_per_text_and_is_cut_at_the_limit():
+    first = (Hits(pairs=[("atom:1", "r1"), ("atom:2", "r2")], full=False),
+             Hits(pairs=[("atom:3", "r3"), ("atom:1", "r1")], full=False))
+    second = (Hits(pairs=[("atom:4", "r4")], full=False), Hits(pairs=[("atom:2", "r2"), ("atom:5", "r5")], full=False))
+    refs, cut = union([first, second], 10)
+    assert [r["atomId"] for r in refs] == ["atom:1", "atom:2", "atom:3", "atom:4", "atom:5"] and not cut
+    refs, cut = union([first, second], 3)
+    assert [r["atomId"] for r in refs] == ["atom:1", "atom:2", "atom:3"] and cut

@@ -12,7 +12,15 @@ from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.atoms.api.test_read import ok_read
-from tests.atoms.api.test_search_scoring import HALF_LIFE, T0, TEXTS, TOLERANCE, expected_activations, expected_scores
+from tests.atoms.api.test_search_scoring import (
+    HALF_LIFE,
+    T0,
+    TEXTS,
+    TOLERANCE,
+    expected_activations,
+    expected_scores,
+    use_worked_config,
+)
 
 RANKING = "AEBCD"
 
@@ -27,6 +35,7 @@ def expected_utility(letters: str) -> float:
 
 @pytest.fixture
 def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dict[str, str]:
+    use_worked_config(acme)
     changes = [
         create("A", TEXTS["A"], links={"detail": {"local": "C"}}),
         create("B", TEXTS["B"], links={"condition": {"local": "D", "required": True}}),

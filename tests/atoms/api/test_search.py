@@ -197,6 +197,9 @@ def test_34_state_of_another_model_is_state_invalidated(X, W, I, acme):
 # --- Budgets, options, evaluation ----------------------------------------------------------
 
 def test_57_a_small_evaluation_budget_leaves_the_ranking_unconverged(I):
+    store = AtomStore.for_tenant(I.key.tenant)
+    store.config = {"activation": {"propagation": 0.5}}  # the checklist's p (the default is 0.1)
+    store.save(update_fields=["config"])
     I.ok_write(create("a", "needle a", links={"next": {"local": "b"}}), create("b", "needle b"))
     result = ok_search(I, "needle", depth=1, budget={"maxEvaluationWork": 20})
     diagnostics = result["diagnostics"]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from atoms.models import UseState
+from atoms.models import AtomStore, UseState
 from atoms.principal import Principal
 from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
@@ -27,6 +27,15 @@ TEXTS = {
     "E": "Cold brew steeps for 12 hours.",
 }
 QUERY = "coffee brew temperature"
+# The worked example's settings (spec/atoms-scoring.md §1): the activation figures of the
+# spec, not the defaults measured for recall v2 (docs/atoms.md "Defaults").
+WORKED_CONFIG = {"retrieval": {"depth": 2, "maxSeeds": 64}, "activation": {"propagation": 0.5}}
+
+
+def use_worked_config(tenant: Any) -> None:
+    store = AtomStore.for_tenant(tenant)
+    store.config = WORKED_CONFIG
+    store.save(update_fields=["config"])
 
 
 def expected_scores() -> dict[str, float]:
@@ -67,6 +76,7 @@ def expected_activations() -> dict[str, float]:
 def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dict[str, str]:
     """Rita writes the five atoms through the UI; W gets one accepted use of B at t0.
     Returns W's refs by atom letter."""
+    use_worked_config(acme)
     changes = [
         create("A", TEXTS["A"], links={"detail": {"local": "C"}}),
         create("B", TEXTS["B"], links={"condition": {"local": "D", "required": True}}),
