@@ -205,3 +205,17 @@ def lexicon_check(tenant_id: int, *, progress: Callable[[int], None] | None = No
     if versions:
         mismatches.append(f"terms made with Unicode {sorted(versions)}, this process uses {UNICODE_VERSION}: rebuild")
     return CheckResult(heads=done, postings=len(postings), mismatches=mismatches)
+
+
+def lexicon_rebuild_other_versions(**kwargs: object) -> int:
+    """Rebuild the index of every tenant whose terms were made with another Unicode version
+    than this process's (a Python upgrade can change `unicodedata`). Connected to
+    post_migrate, so a deploy that migrates also re-tokenizes; returns the tenants rebuilt."""
+    from django.db import transaction
+
+    stale = sorted(set(LexicalCorpus.objects.exclude(unicode_version=UNICODE_VERSION)
+                       .values_list("tenant_id", flat=True)))
+    for tenant_id in stale:
+        with transaction.atomic():
+            lexicon_rebuild([tenant_id])
+    return len(stale)

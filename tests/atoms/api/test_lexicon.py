@@ -69,10 +69,17 @@ def test_the_command_checks_and_rebuilds(I, acme, capsys):
     assert stats(acme)[1] == {"needle": 1, "one": 1, "日本": 1, "本語": 1, "日": 1, "本": 1, "語": 1}
 
 
-def test_the_check_reports_another_unicode_version(I, acme):
+def test_the_check_reports_another_unicode_version_and_migrate_rebuilds_it(I, acme):
+    from atoms.services.lexicon import UNICODE_VERSION, lexicon_rebuild_other_versions
+
     I.ok_write(create("a", "needle"))
     LexicalCorpus.objects.filter(tenant=acme).update(unicode_version="1.0.0")
+    LexicalTerm.objects.filter(tenant=acme).update(docs=5)
     assert any("Unicode ['1.0.0']" in line for line in lexicon_check(acme.pk).mismatches)
+    assert lexicon_rebuild_other_versions() == 1
+    assert lexicon_check(acme.pk).mismatches == []
+    assert set(LexicalCorpus.objects.values_list("unicode_version", flat=True)) == {UNICODE_VERSION}
+    assert lexicon_rebuild_other_versions() == 0
 
 
 def test_search_scores_are_bm25_from_the_stored_statistics(I, W, acme):
