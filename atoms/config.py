@@ -18,7 +18,7 @@ RETRIEVAL = {"depth": (1, 0, 32), "maxSeeds": (32, 1, 10_000), "maxNodes": (512,
              "lexicalCandidates": (200, 0, 10_000), "semanticCandidates": (200, 0, 10_000)}
 # The match weights (docs/atoms.md "Match"): chosen by measurement on the LoCoMo dev set,
 # the figures are in docs/benchmarks.md.
-DEFAULT_WEIGHTS = {"semantic": 0.5, "lexical": 0.5}
+DEFAULT_WEIGHTS = {"semantic": 0.3, "lexical": 0.7}
 
 
 class ConfigError(ValueError):
