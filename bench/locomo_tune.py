@@ -299,7 +299,7 @@ def print_table(tuner: Tuner, top: int) -> list[dict[str, Any]]:
             if rank <= top:
                 print(f"{rank:>3} {point.label():<50} {cells} {100 * tuner.gain(point):>+7.1f}"
                       + (f" {diff:>+7.1f}" if diff is not None else ""))
-            out.append({"point": asdict(point), "config": point.config(), "mean_gain": tuner.gain(point),
+            out.append({"point": {"defaults": True} if point.defaults else asdict(point), "config": point.config(), "mean_gain": tuner.gain(point),
                         "bm25": {f: tuner.baseline(f, step) for f in forms},
                         **{f: {k: v for k, v in result[f].items() if k != "fingerprint"} for f in forms}})
         if len(rows) > top:
