@@ -198,6 +198,11 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
         for size in args.sizes:
             progress(f"growing the corpus to {size:,} atoms ...")
             seconds = grow(caller, corpus, refs, size, deadline)
+            if connection.vendor == "postgresql":
+                # The corpus grew tenfold in minutes; autovacuum's ANALYZE would catch up in a
+                # running service, and the planner needs it (docs/benchmarks.md "Recall v2").
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE")
             if len(refs) < size:
                 progress(f"  stopped at {len(refs):,} atoms: the build limit of {args.build_limit:.0f} s is spent")
             reached = len(refs)
