@@ -19,6 +19,7 @@ RETRIEVAL = {"depth": (1, 0, 32), "maxSeeds": (32, 1, 10_000), "maxNodes": (512,
 # The match weights (docs/atoms.md "Match"): chosen by measurement on the LoCoMo dev set,
 # the figures are in docs/benchmarks.md.
 DEFAULT_WEIGHTS = {"semantic": 0.3, "lexical": 0.7}
+MAX_WEIGHT = 1e6  # only their ratio matters; the bound keeps their sum finite
 
 
 class ConfigError(ValueError):
@@ -35,8 +36,8 @@ def _weights(raw: Any) -> dict[str, float]:
     if not isinstance(raw, dict) or set(raw) != {"semantic", "lexical"}:
         raise ConfigError("retrieval.weights must be exactly {semantic, lexical}")
     values = {name: _number(value, f"retrieval.weights.{name}") for name, value in raw.items()}
-    if any(v < 0 for v in values.values()) or not any(values.values()):
-        raise ConfigError("retrieval.weights must be >= 0 and not both 0")
+    if any(v < 0 or v > MAX_WEIGHT for v in values.values()) or not any(values.values()):
+        raise ConfigError(f"retrieval.weights must be from 0 to {MAX_WEIGHT:g} and not both 0")
     return dict(raw)
 
 

@@ -103,9 +103,20 @@ def _run_terms(run: str) -> Iterable[str]:
             yield from sub
 
 
-@lru_cache(maxsize=8192)
-def _terms(text: str) -> tuple[str, ...]:
+# Signal texts repeat across candidates and requests and are cached; a long text (a body) is
+# tokenized each time, so the cache never pins large bodies in memory.
+CACHED_TEXT = 2_048
+
+
+def _make_terms(text: str) -> tuple[str, ...]:
     return tuple(term for run in _WORD_RUN.findall(normalize_for_match(text)) for term in _run_terms(run))
+
+
+_cached_terms = lru_cache(maxsize=4096)(_make_terms)
+
+
+def _terms(text: str) -> tuple[str, ...]:
+    return _cached_terms(text) if len(text) <= CACHED_TEXT else _make_terms(text)
 
 
 def index_terms(text: str) -> list[str]:

@@ -32,9 +32,12 @@ CHANNEL_TEXTS = 8
 # policies): their postings would cost the lookup most and rank least. An absolute number, so
 # the work per lookup stays bounded as the corpus grows (docs/atoms.md "Candidates").
 SKIP_DOCS = 2_000
+# At most this many terms of one text are looked up (its rarest); the rest count as skipped.
+MAX_LOOKUP_TERMS = 256
 # A term above SKIP_DOCS that must still be looked up ranks only this many times k of its
 # best postings (docs/atoms.md "Candidates").
 COMMON_SCAN = 4
+STATISTICS_CHUNK = 1_000
 DEFAULT_LEXICAL_CANDIDATES = 200
 DEFAULT_SEMANTIC_CANDIDATES = 200
 
@@ -81,7 +84,8 @@ def _marks(values: Sequence[Any]) -> str:
 
 
 def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str]) -> Statistics:
-    """ΣN, ΣL and Σn_t over `policies` for these term keys: two queries."""
+    """ΣN, ΣL and Σn_t over `policies` for these term keys: two queries for up to
+    STATISTICS_CHUNK terms."""
     if not policies:
         return Statistics(docs=0, length=0)
     totals = LexicalCorpus.objects.filter(tenant_id=tenant_id, policy__in=list(policies)).values_list("docs", "length")
@@ -90,8 +94,12 @@ def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str
         docs += d
         length += n
     df: dict[str, int] = {}
-    if terms:
-        rows = LexicalTerm.objects.filter(tenant_id=tenant_id, policy__in=list(policies), term__in=list(terms))
+    terms = list(terms)
+    # Chunks keep every statement far below the databases' parameter limits (a long text can
+    # have tens of thousands of terms); a normal request is one chunk.
+    for start in range(0, len(terms), STATISTICS_CHUNK):
+        rows = LexicalTerm.objects.filter(tenant_id=tenant_id, policy__in=list(policies),
+                                          term__in=terms[start:start + STATISTICS_CHUNK])
         for term, count in rows.values_list("term", "docs"):
             df[term] = df.get(term, 0) + count
     return Statistics(docs=docs, length=length, df=df)
@@ -119,6 +127,9 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
     if k <= 0 or not present or not read_policies:
         return Hits(pairs=[], full=False)
     kept = [t for t in present if stats.df[t] <= SKIP_DOCS]
+    if len(kept) > MAX_LOOKUP_TERMS:  # a very long text: its rarest terms rank, the rest are skipped
+        rarest = set(sorted(kept, key=lambda t: (stats.df[t], t))[:MAX_LOOKUP_TERMS])
+        kept = [t for t in kept if t in rarest]
     if not kept:  # every term is common: the rarest one still ranks (first seen on ties)
         return _common_term(tenant_id=tenant_id, term=min(present, key=lambda t: stats.df[t]), skipped=len(present) > 1,
                             avgdl=stats.avgdl or 1.0, read_policies=read_policies, require_approval=require_approval,
@@ -153,12 +164,14 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     head with a high tf can come before a short one that scores more."""
     posting = LexicalPosting._meta.db_table
     scan = COMMON_SCAN * k
+    # Eligibility is joined inside each policy's scan, before its limit (never after).
     parts = " UNION ALL ".join(
-        [f"SELECT * FROM (SELECT atom_id, revision_id, tf, length FROM {posting} "  # noqa: S608 - constants only
-         f"WHERE tenant_id = %s AND term = %s AND policy = %s ORDER BY tf DESC, length ASC LIMIT %s) AS best"] * len(read_policies))
+        [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p "  # noqa: S608
+         f"JOIN atoms_revision r ON r.id = p.revision_id "
+         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
+         f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
     sql = (f"SELECT h.atom_id, h.revision_id FROM ({parts}) h "  # noqa: S608 - constants and placeholders only
-           f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
-           f"ORDER BY CAST(h.tf AS REAL) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
+           f"ORDER BY (h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
     params: list[Any] = []
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]

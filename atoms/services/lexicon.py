@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from atoms.core.bm25 import keyed_counts
-from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.models import AtomStore, LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 
 UNICODE_VERSION = unicodedata.unidata_version
 REBUILD_PAGE = 2_000
@@ -118,17 +118,33 @@ def lexicon_add(revisions: Iterable[Revision]) -> None:
 
 def lexicon_remove(revisions: Iterable[Revision]) -> None:
     """Take these revisions out of the index. Pass each one as it was while indexed (an
-    active head): the caller knows, and a revision that was not indexed must not be passed."""
-    documents = [document(r) for r in revisions]
-    if not documents:
+    active head): the caller knows, and a revision that was not indexed must not be passed.
+
+    The deltas come from the stored postings, not from re-tokenizing the bodies, so a removal
+    takes out exactly what was added even when the term rules changed in between (another
+    Unicode version before its rebuild)."""
+    removed = list({r.id: r for r in revisions}.values())
+    if not removed:
         return
     by_tenant: dict[int, list[str]] = defaultdict(list)
-    for d in documents:
-        by_tenant[d.tenant_id].append(d.revision_id)
+    for revision in removed:
+        by_tenant[revision.tenant_id].append(revision.id)
+    terms: dict[tuple[int, str, str], int] = defaultdict(int)
+    lengths: dict[str, int] = {}
     for tenant_id, ids in by_tenant.items():
         for start in range(0, len(ids), BATCH):
-            LexicalPosting.objects.filter(tenant_id=tenant_id, revision_id__in=ids[start:start + BATCH]).delete()
-    _apply(documents, -1)
+            rows = LexicalPosting.objects.filter(tenant_id=tenant_id, revision_id__in=ids[start:start + BATCH])
+            for policy, term, revision_id, length in rows.values_list("policy", "term", "revision_id", "length"):
+                terms[(tenant_id, policy, term)] -= 1
+                lengths[revision_id] = length
+            rows.delete()
+    corpus: dict[tuple[int, str], tuple[int, int]] = {}
+    for revision in removed:
+        docs, length = corpus.get((revision.tenant_id, revision.policy), (0, 0))
+        # A head without any term has no posting: it still counts as a document of length 0.
+        corpus[(revision.tenant_id, revision.policy)] = (docs - 1, length - lengths.get(revision.id, 0))
+    _bump_terms(terms)
+    _bump_corpus(corpus)
 
 
 def lexicon_rebuild(tenant_ids: Sequence[int] | None = None, *, progress: Callable[[int], None] | None = None) -> int:
@@ -140,6 +156,10 @@ def lexicon_rebuild(tenant_ids: Sequence[int] | None = None, *, progress: Callab
         heads = heads.filter(tenant_id__in=tenant_ids)
         postings, terms = postings.filter(tenant_id__in=tenant_ids), terms.filter(tenant_id__in=tenant_ids)
         corpus = corpus.filter(tenant_id__in=tenant_ids)
+    # Writers of a tenant are serialized on its AtomStore row: holding it keeps a concurrent
+    # write from applying its deltas to rows this rebuild is replacing.
+    stores = AtomStore.objects.select_for_update().order_by("pk")
+    list(stores if tenant_ids is None else stores.filter(tenant_id__in=tenant_ids))
     for queryset in (postings, terms, corpus):
         queryset.delete()
     done = 0

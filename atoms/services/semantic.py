@@ -74,12 +74,19 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
 # fewer than K eligible heads were found and the index may hold more (docs/atoms.md "Candidates").
 WIDEN_FACTOR = 4
 WIDEN_ROUNDS = 3
+ELIGIBLE_CHUNK = 2_000
 
 
 def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], read_policies: Sequence[str],
                       require_approval: bool) -> dict[int, tuple[str, str]]:
     """entry id → (atomId, head revisionId) for entries whose atom's head is eligible and
     whose entry is valid for that head (policy and text hash match): one query."""
+    if len(entry_ids) > ELIGIBLE_CHUNK:  # keeps each statement below the parameter limits
+        out: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(entry_ids), ELIGIBLE_CHUNK):
+            out.update(_eligible_entries(tenant, config, entry_ids[start:start + ELIGIBLE_CHUNK], read_policies,
+                                         require_approval))
+        return out
     if not entry_ids:
         return {}
     marks = ", ".join(["%s"] * len(entry_ids))

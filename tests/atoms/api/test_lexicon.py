@@ -103,3 +103,14 @@ def test_search_scores_are_bm25_from_the_stored_statistics(I, W, acme):
     assert set(by_text) == {"tea tea green", "tea black"}
     assert by_text["tea tea green"] == pytest.approx(m_a / (m_a + m_b), abs=1e-12)
     assert by_text["tea black"] == pytest.approx(m_b / (m_a + m_b), abs=1e-12)
+
+
+def test_a_removal_takes_out_what_was_stored_even_if_the_term_rules_changed(I, acme):
+    ref = I.ref(create("a", "needle one"))
+    # As if the head had been indexed under other rules: its stored term differs from what
+    # today's tokenizer makes of the body.
+    LexicalPosting.objects.filter(tenant=acme, term="one").update(term="uno")
+    LexicalTerm.objects.filter(tenant=acme, term="one").update(term="uno")
+    I.ok_write({"id": "r", "op": "retire", "target": ref})
+    assert stats(acme) == ({"default": (0, 0)}, {})
+    assert not LexicalPosting.objects.filter(tenant=acme).exists()

@@ -34,6 +34,7 @@ def admin(acme, make_key, client_for):
     {"retrieval": {"weights": {"semantic": "1", "lexical": 1}}},
     {"retrieval": {"weights": {"semantic": True, "lexical": 1}}},
     {"retrieval": {"weights": [0.7, 0.3]}},
+    {"retrieval": {"weights": {"semantic": 1e308, "lexical": 1e308}}},
 ])
 def test_59_an_invalid_config_is_invalid_input_and_saves_nothing(acme, admin, config):
     response = admin.patch("/api/v1/tenant", {"atoms_config": config, "name": "changed"}, format="json")
