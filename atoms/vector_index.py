@@ -155,38 +155,14 @@ def _open(snapshot: VectorIndexSnapshot) -> Any:
 
 
 def nearest(tenant_id: int, config: str, queries: np.ndarray, k: int) -> dict[int, float]:
-    """Up to `k` entries per query vector with their best inner product: entry id → score.
-
-    Approximate for the part in the file, exact for the newer entries."""
-    if len(queries) == 0 or k <= 0:
-        return {}
+    """Up to `k` entries per query vector, merged: entry id → its best inner product over the
+    queries. Approximate for the part in the file, exact for the newer entries."""
     best: dict[int, float] = {}
-
-    def keep(entry_id: int, score: float) -> None:
-        if score > best.get(entry_id, -2.0):
-            best[entry_id] = score
-
-    built = 0
-    snapshot = VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
-    index = _open(snapshot) if snapshot is not None and Path(snapshot.path).exists() else None
-    if index is not None and snapshot is not None:
-        built = snapshot.built_through
-        found = index.search(queries.astype(np.float32), k * 2)  # chunks of one entry share the beam
-        # One query gives Matches (1-D), several give BatchMatches (2-D, padded, with counts).
-        keys = np.atleast_2d(found.keys)
-        distances = np.atleast_2d(found.distances)
-        counts = np.atleast_1d(getattr(found, "counts", len(found.keys)))
-        for row in range(len(counts)):
-            for key, distance in zip(keys[row][:counts[row]], distances[row][:counts[row]], strict=True):
-                keep(int(key) // MAX_CHUNKS, 1.0 - float(distance))
-    delta = (IndexEntry.objects.filter(tenant_id=tenant_id, config=config, id__gt=built, count__gt=0)
-             .order_by("-id")[:DELTA_MAX])
-    for entry in delta.iterator(chunk_size=1000):
-        scores = _matrix(entry) @ queries.T
-        keep(entry.id, float(scores.max()))
-    # k per query: the union over queries keeps every query's own top k.
-    limit = k * max(1, len(queries))
-    return dict(sorted(best.items(), key=lambda item: -item[1])[:limit])
+    for hits in nearest_each(tenant_id, config, queries, k)[0]:
+        for entry_id, score in hits.items():
+            if score > best.get(entry_id, -2.0):
+                best[entry_id] = score
+    return dict(sorted(best.items(), key=lambda item: (-item[1], item[0])))
 
 
 def forget_opened() -> None:

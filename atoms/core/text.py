@@ -91,16 +91,11 @@ def word_tokens(text: str) -> list[str]:
 def _run_terms(run: str) -> Iterable[str]:
     """The index terms of one `\\w` run: its tokens, plus every single character of a CJK
     sub-run longer than one character (so a one-character query still matches)."""
-    if run.isascii():
-        yield run
-        return
-    for sub in _SUB_RUN.findall(run):
-        if len(sub) == 1 or not _CJK_RUN.fullmatch(sub):
-            yield sub
-        else:
-            for index in range(len(sub) - 1):
-                yield sub[index:index + 2]
-            yield from sub
+    yield from _run_tokens(run)
+    if not run.isascii():
+        for sub in _SUB_RUN.findall(run):
+            if len(sub) > 1 and _CJK_RUN.fullmatch(sub):
+                yield from sub
 
 
 # Signal texts repeat across candidates and requests and are cached; a long text (a body) is

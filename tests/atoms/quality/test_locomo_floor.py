@@ -6,13 +6,13 @@ floor only; bench/locomo_recall.py measures and compares.
 The data is research data kept outside the repository (docs/benchmarks.md "LoCoMo"); the
 test reads it from MEMORYHUB_LOCOMO_DATA (default: the shared data folder beside the
 checkout) and skips, saying so, when it is not there. It is never copied into the project.
+The turns and evidence are read exactly as the benchmark reads them (bench/locomo_ingest.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from atoms.services.indexing import index_drain
 from atoms.services.search import atoms_search
 from atoms.services.write import atoms_write
 from atoms.vector_index import forget_opened, refresh
+from bench.locomo_ingest import evidence_of, turns_of
 from tenants.models import Tenant
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -36,31 +37,6 @@ CATEGORIES = (1, 2, 3, 4)  # 5 is adversarial: no evidence to find
 # vector search; a change that loses more fails.
 FLOORS = {"plain": 0.60, "linked": 0.595}
 BATCH = 100
-
-
-def turns(sample: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(dia_id, atom text, session) of every turn, sessions in order (as the benchmark writes them)."""
-    conversation = sample["conversation"]
-    numbers = sorted(int(k.split("_")[1]) for k, v in conversation.items()
-                     if re.fullmatch(r"session_\d+", k) and isinstance(v, list))
-    out = []
-    for n in numbers:
-        date = conversation.get(f"session_{n}_date_time", "")
-        for turn in conversation[f"session_{n}"]:
-            text = f"[{date}] {turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
-            out.append((turn["dia_id"], text, n))
-    return out
-
-
-def evidence(qa: dict[str, Any], known: set[str]) -> list[str]:
-    found: list[str] = []
-    for entry in qa.get("evidence", []):
-        for part in re.split(r"[;,\s]+", str(entry)):
-            if part in known and part not in found:
-                found.append(part)
-    return found
 
 
 @pytest.fixture
@@ -82,7 +58,7 @@ def ingest(sample: dict[str, Any], form: str, make_key: Any, loaded: Any) -> tup
     tenant = Tenant.objects.create(slug=f"{sample['sample_id']}-{form}", name=sample["sample_id"])
     key, _ = make_key(tenant, "ingest")
     caller = Principal.for_key(key)
-    rows = turns(sample)
+    rows = [(turn.dia_id, turn.text, turn.session) for turn in turns_of(sample)]
     dia_of: dict[str, str] = {}
     refs: dict[int, str] = {}
     for first in range(0, len(rows), BATCH):
@@ -106,7 +82,7 @@ def recall_at_10(caller: Principal, dia_of: dict[str, str], sample: dict[str, An
     known = set(dia_of.values())
     total, count = 0.0, 0
     for qa in sample["qa"]:
-        wanted = evidence(qa, known) if qa.get("category") in CATEGORIES else []
+        wanted = evidence_of(qa, known) if qa.get("category") in CATEGORIES else []
         if not wanted:
             continue
         result = atoms_search(caller=caller, body={"query": qa["question"], "options": {"limit": 10}})
