@@ -1,4 +1,4 @@
-"""The tenant's Atom configuration (atoms.md §6.4 "Tenant config", §8.2, §10)."""
+"""The tenant's Atom configuration (docs/atoms.md §6.4 "Tenant config", §8.2, §10)."""
 
 from __future__ import annotations
 

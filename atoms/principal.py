@@ -1,4 +1,4 @@
-"""Who calls the Atom engine (atoms.md §2.1-2.2): principals and per-request bindings."""
+"""Who calls the Atom engine (docs/atoms.md §2.1-2.2): principals and per-request bindings."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ class AtomsSettingsSerializer(serializers.ModelSerializer):
 
     def derived_changes(self, store: AtomStore, before: dict[str, Any]) -> list[str]:
         """A changed embedding config makes every entry invalid and every cursor stale:
-        the index generation goes up (atoms.md §10)."""
+        the index generation goes up (docs/atoms.md §10)."""
         if "config" not in before:
             return []
         unset = object()

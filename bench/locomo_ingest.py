@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 BATCH = 128  # the largest write the service accepts (see bench/atoms_scale.py)
-STEP = 32  # events per index step, as the Celery task runs them (atoms.md §10)
+STEP = 32  # events per index step, as the Celery task runs them (docs/atoms.md §10)
 CATEGORIES = (1, 2, 3, 4)
 FORMS = ("plain", "linked")
 ROLE = "follows"
@@ -167,7 +167,7 @@ def write(conversation: Conversation, actor: Any) -> float:
             conversation.ref_turn[view["ref"]] = i
             if outcome["review"][f"t{i}"] == "quarantined":
                 conversation.quarantined.add(i)
-            # The unit read renders for this atom (atoms.md §6.5), priced for rank-order packing.
+            # The unit read renders for this atom (docs/atoms.md §6.5), priced for rank-order packing.
             unit = {"links": view["links"], "provenance": view["provenance"], "ref": view["ref"],
                     "sources": view["sources"], "text": view["text"]}
             conversation.unit_cost[i] = len(canonical(unit).encode())

@@ -27,7 +27,7 @@ PACKINGS = {"budget": "atoms_read's selection", "packed": "ranking packed in ord
 FORM_LABELS = {"plain": "plain turns, no links",
                "linked": "sessions of linked turns, each turn `follows` the one before it"}
 KS = (1, 5, 10)
-# The engine ranks at most maxSeeds = 64 atoms when nothing is linked (atoms.md §6.4), so
+# The engine ranks at most maxSeeds = 64 atoms when nothing is linked (docs/atoms.md §6.4), so
 # every method's ranking is cut there: MRR and recall@k are then like for like.
 RANK_CUTOFF = 64
 READ_LIMIT = 128  # maxAtoms: the byte budget, not the item count, bounds a read

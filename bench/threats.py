@@ -1,4 +1,4 @@
-"""Threat scanner throughput: ordinary text and crafted worst cases (spec memory-files §4).
+"""Threat scanner throughput: ordinary text and crafted worst cases (docs/memory-files.md, the threat scanner).
 
     .venv/bin/python bench/threats.py [--quick] [--rounds 7]
 

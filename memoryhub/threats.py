@@ -1,6 +1,6 @@
 """Threat scanner shared by memory files and Atoms: secret redaction and a pattern scan.
 
-Contract (spec memory-files §4). Callers redact first, store the redacted text and scan
+Contract: docs/memory-files.md (the threat scanner). Callers redact first, store the redacted text and scan
 that same text, so a credential that `redact` removed can never trip `hardcoded_secret`.
 `scan` then works in stages:
 
@@ -149,7 +149,7 @@ def _verbs(*verbs: str) -> str:
     return _words(*sorted(forms, key=len, reverse=True))
 
 
-# --- The rule table (spec §4), in order -------------------------------------------------------
+# --- The rule table (docs/memory-files.md), in order -------------------------------------------------------
 
 _APOS = r"['\u2019]"  # typographic apostrophes survive NFKC
 _YOU_ARE = r"\byou(?:\W{1,8}are|" + _APOS + "re)"

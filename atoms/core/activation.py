@@ -1,8 +1,8 @@
-"""Graph activation for read (atoms.md §6.4): seed vector, transitions, residual-push solver, ranking.
+"""Graph activation for read (docs/atoms.md §6.4): seed vector, transitions, residual-push solver, ranking.
 
 Pure Python, no Django: the read service acquires the graph and the use values, this module does
 the arithmetic. Nodes are addressed by their position in acquisition order, because ties in the
-solver and every sum follow that order (atoms-scoring.md §5 reproduces figures only that way).
+solver and every sum follow that order (docs/atoms.md §S5 reproduces figures only that way).
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def solve(
     *,
     deadline_passed: Callable[[], bool] | None = None,
 ) -> Solution:
-    """Solve a = b + Tᵀa by residual push (atoms.md §6.4), charging `maxEvaluationWork`.
+    """Solve a = b + Tᵀa by residual push (docs/atoms.md §6.4), charging `maxEvaluationWork`.
 
     Raises BudgetExhausted when `nodes + nonzero transitions` exceeds `max_work`. Otherwise it
     pushes the largest residual (ties → first acquired) until ε ≤ 1e-6; a push that would exceed
@@ -269,7 +269,7 @@ class _RunningSums:
     """R = Σr and X = Σx kept up to date per push, with a rigorous bound on their drift.
 
     ε and the stop test must use R and X summed in acquisition order (the figures of
-    atoms-scoring.md §5 depend on it), but summing every node after each push makes a push cost
+    docs/atoms.md §S5 depend on it), but summing every node after each push makes a push cost
     O(nodes). The running sums settle the common case "ε is certainly above the tolerance"; when
     they cannot, the ordered sums are recomputed and decide, so the outcome never changes.
     """

@@ -1,4 +1,4 @@
-"""The availability model contract (atoms.md §8.2) and the default AdaptiveUse (§8.3).
+"""The availability model contract (docs/atoms.md §8.2) and the default AdaptiveUse (§8.3).
 
 A model turns accepted-use history into a value u ≥ 0 that boosts a seed (§6.4). Models are
 host code listed in settings, but they are still called defensively: they see deep copies

@@ -1,6 +1,6 @@
 """Errors raised by the pure core.
 
-Each error carries the API code it stands for (atoms.md §2.5), so the Django side can map
+Each error carries the API code it stands for (docs/atoms.md §2.5), so the Django side can map
 it to an HTTP response without the core importing any of that machinery.
 """
 

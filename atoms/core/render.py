@@ -1,4 +1,4 @@
-"""The read text: render format 2, verified quotes, evidence and cost (atoms.md §6.5).
+"""The read text: render format 2, verified quotes, evidence and cost (docs/atoms.md §6.5).
 
 `render(S)` is the canonical JSON of `{"evidence":E,"formatVersion":2,"memory":M}`:
 
@@ -39,7 +39,7 @@ FORMAT_VERSION: Final = 2
 TOKENIZER: Final = "utf8-bytes-v1"
 # `{"evidence":` + E + `,"formatVersion":2,"memory":[` + units + `]}` without E: 12 + 29 + 2.
 _FRAME_BYTES: Final = len('{"evidence":') + len(',"formatVersion":2,"memory":[') + len("]}")
-EMPTY_WRAPPER_BYTES: Final = _FRAME_BYTES + len("[]")  # 45, atoms-scoring.md §7
+EMPTY_WRAPPER_BYTES: Final = _FRAME_BYTES + len("[]")  # 45, docs/atoms.md §S7
 
 
 @dataclass(frozen=True, slots=True)

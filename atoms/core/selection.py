@@ -1,11 +1,11 @@
-"""Bounded marginal gain: which closures a read returns (atoms.md §6.6, §6.7).
+"""Bounded marginal gain: which closures a read returns (docs/atoms.md §6.6, §6.7).
 
 Inputs are the frozen ranking (revision ids, best first), the closure of every ranked root
 and the unnormalized activations. Definitions, as in the spec:
 
 - R is the ranking without blocked roots. The weight of the root at position k of R (k = 1
   for the first root not yet shown on this page) is w = a · 2^-(k-1), its activation halved
-  per rank (atoms-recall.md §4, docs/atoms.md "Selection utility"); closure-only members
+  per rank (docs/atoms.md §R4, docs/atoms.md "Selection utility"); closure-only members
   weigh 0 (a revision missing from `weights` weighs 0). Since activations never rise along
   R, every root weighs more than all roots after it together: U prefers a better-ranked root
   to any number of worse-ranked ones, so packing never trades a relevant atom for many short,

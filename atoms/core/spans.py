@@ -1,6 +1,6 @@
 """UTF-8 byte spans: citations, quote digests, merged `sources`, inspect ranges.
 
-Spans are half-open byte offsets `[start, end)` into a body's UTF-8 encoding (atoms.md §3
+Spans are half-open byte offsets `[start, end)` into a body's UTF-8 encoding (docs/atoms.md §3
 invariant 7, §4.1 `sources`, §6.5, §7.2 `range`). Byte offsets, not code points, because
 that is what the reference library hashes and what every other language can index.
 """

@@ -1,5 +1,5 @@
 """The semantic index: per-atom vector entries, feed checkpoints and the worker-built
-vector index (atoms.md §10).
+vector index (docs/atoms.md §10).
 
 Everything here is a disposable projection of the revisions: deleting it all loses no
 memory, the workers rebuild it from the feed.

@@ -3,7 +3,7 @@
 Ids are the contract's own strings (`atom:<uuid>`, `revision:<uuid>`), used as primary
 keys so that no internal id ever leaks or needs translating. Link and citation targets
 are stored as plain ids, not foreign keys: a target may be purged while the linker lives
-on with an `unavailable` link (atoms.md §9).
+on with an `unavailable` link (docs/atoms.md §9).
 """
 
 from __future__ import annotations

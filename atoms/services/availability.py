@@ -1,4 +1,4 @@
-"""The tenant's availability model at work (atoms.md §6.4 steps 1-2, §8.2).
+"""The tenant's availability model at work (docs/atoms.md §6.4 steps 1-2, §8.2).
 
 `model_for` builds the configured model; `use_values` turns the reader's stored use state
 into u ≥ 0 per revision for read and search; `evaluated_at` fixes the one instant an

@@ -1,4 +1,4 @@
-"""Budgets (atoms.md §6.2): per-request ceilings and their usage counters."""
+"""Budgets (docs/atoms.md §6.2): per-request ceilings and their usage counters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Indexing (atoms.md §10): the per-policy revision feed, checkpoints, encoding, entries.
+"""Indexing (docs/atoms.md §10): the per-policy revision feed, checkpoints, encoding, entries.
 
 The feed of a policy is its revisions in (`visible_seq`, id) order: a revision enters at its
 commit, and again at the seq of a later approval, so an atom approved out of quarantine is

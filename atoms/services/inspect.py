@@ -1,4 +1,4 @@
-"""inspect (atoms.md §7.2): one atom with its neighbours, a page at a time, with a receipt.
+"""inspect (docs/atoms.md §7.2): one atom with its neighbours, a page at a time, with a receipt.
 
 The root is the ref's exact revision (`version: observed`) or its atom's head (`latest`).
 Neighbours are the targets of the root's slots (outgoing) and the active heads whose slots

@@ -1,4 +1,4 @@
-"""observe (atoms.md §5.1): the host attests what an agent's next output is made from.
+"""observe (docs/atoms.md §5.1): the host attests what an agent's next output is made from.
 
 The host names the agent's key in the binding and lists what the model was given: receipts
 of the agent's read, search and inspect calls (narrowed to the units actually sent), source

@@ -1,4 +1,4 @@
-"""The steps of a purge (atoms.md §9) and the checkpoint that records how far it got.
+"""The steps of a purge (docs/atoms.md §9) and the checkpoint that records how far it got.
 
 A purge runs in phases: `dependencies` (the erase closure), `revisions` (what each closure
 atom stored, and which receipts and tokens read it), `erase` (one transaction per atom) and

@@ -1,4 +1,4 @@
-"""read (atoms.md §6): a budgeted set of closures for an agent's state, rendered once.
+"""read (docs/atoms.md §6): a budgeted set of closures for an agent's state, rendered once.
 
 The first page runs §6.3-§6.4 over the state's kinds (recall_graph), computes the required
 closure C(r) of every ranked root (read_nodes), packs them by bounded marginal gain

@@ -1,4 +1,4 @@
-"""Storage side of read's closures (atoms.md §6.5): AtomNodes and a link resolver.
+"""Storage side of read's closures (docs/atoms.md §6.5): AtomNodes and a link resolver.
 
 atoms.core.closure and atoms.core.render work on plain AtomNodes. This module builds them
 from stored revisions for one request: the AtomView links and citations exactly as the
@@ -9,7 +9,7 @@ stale, outside the read policies, hidden by review).
 A revision that cannot be shown is built bare (no ref, no links): it only ever blocks, and
 no ref is issued for something the caller may not see.
 
-Costs (atoms-recall.md §5): `load` reads the roots' closures a level at a time, a fixed
+Costs (docs/atoms.md §R5): `load` reads the roots' closures a level at a time, a fixed
 number of bulk queries per closure level (views.ViewData.load, and staleness judged in bulk),
 then issues every ref of the page in one bulk call. The resolver then answers from memory.
 """

@@ -1,4 +1,4 @@
-"""Seeds, graph acquisition and activation for search and read (atoms.md §6.3-§6.4).
+"""Seeds, graph acquisition and activation for search and read (docs/atoms.md §6.3-§6.4).
 
 `recall` runs the whole pipeline up to the frozen ranking: candidates from the provider,
 re-read and re-scored here (the provider's word is never taken), stale ones set aside,
@@ -300,7 +300,7 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
                           if visible(r)]
     matches = seed_matches(kinds, visible_candidates, stats, cosines(tenant, semantic, visible_candidates),
                            settings.weights)
-    acquisition.staleness.prefetch(visible_candidates)  # no query per candidate (atoms-recall.md §5)
+    acquisition.staleness.prefetch(visible_candidates)  # no query per candidate (docs/atoms.md §R5)
     for revision in visible_candidates:
         m = matches[revision.id]
         if m <= 0:

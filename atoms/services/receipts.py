@@ -1,4 +1,4 @@
-"""Receipts and their manifests for read, search, inspect and observe (atoms.md §5.3, §2.6).
+"""Receipts and their manifests for read, search, inspect and observe (docs/atoms.md §5.3, §2.6).
 
 A receipt is what the caller gets back: `{"id": "receipt:…", "state": "seq:<n>",
 "signalDigest"}`. Its manifest stays on the host side (the Receipt row) and records what

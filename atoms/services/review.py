@@ -1,4 +1,4 @@
-"""Review of atoms (atoms.md §11, ours): approving a head takes a commit `seq`.
+"""Review of atoms (docs/atoms.md §11, ours): approving a head takes a commit `seq`.
 
 Edits and retires by people go through the normal write path as `Principal.for_user`
 (origin `source`, contract `source-v2`, approved); only approval needs its own service.

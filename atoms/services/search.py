@@ -1,4 +1,4 @@
-"""search (atoms.md §7.1): the frozen activation ranking of one query, a page at a time.
+"""search (docs/atoms.md §7.1): the frozen activation ranking of one query, a page at a time.
 
 The first request runs §6.3-§6.4 with `query` as the only signal kind and pages the
 ranking; no closure is computed, so an atom whose required target is retired still appears.

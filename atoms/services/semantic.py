@@ -1,4 +1,4 @@
-"""Signal vectors, the semantic channel and cosines for read and search (atoms.md §6.3 as
+"""Signal vectors, the semantic channel and cosines for read and search (docs/atoms.md §6.3 as
 amended, §10; docs/atoms.md "Candidates" and "Match").
 
 With a provider, each distinct non-blank signal text is encoded once per request (v_s),

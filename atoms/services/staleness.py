@@ -1,4 +1,4 @@
-"""Observations, token currency and staleness (atoms.md §5.4).
+"""Observations, token currency and staleness (docs/atoms.md §5.4).
 
 An Observation is what a search or read recorded about its ranking, so that a later
 change to that ranking can be noticed:

@@ -1,4 +1,4 @@
-"""§4.4 checks 4-8 for changes made with input tokens, and recording the outputs.
+"""docs/atoms.md §4.4: checks 4-8 for changes made with input tokens, and recording the outputs.
 
 Both functions run inside the commit transaction, under the tenant's store row lock, after
 checks 1-2 (and check 7 for tokenless changes) in `write._check_commit`.

@@ -1,4 +1,4 @@
-"""Input tokens at use (atoms.md §5.2). Tokens are issued by observe (observe.py); the
+"""Input tokens at use (docs/atoms.md §5.2). Tokens are issued by observe (observe.py); the
 commit-time checks of §4.4 (4-8) are in token_commit.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""uses and uses/reset (atoms.md §8.1): the host reports that a model response built from
+"""uses and uses/reset (docs/atoms.md §8.1): the host reports that a model response built from
 certain refs succeeded, and the subject's use state grows by one use per revision.
 
 The call is atomic: every `update` runs before anything is written, so a failing model

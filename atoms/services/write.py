@@ -1,4 +1,4 @@
-"""write (atoms.md §4): validate, replay or commit one batch atomically."""
+"""write (docs/atoms.md §4): validate, replay or commit one batch atomically."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The read playground (atoms.md §6): run the real `atoms_read` as the signed-in person and
+"""The read playground (docs/atoms.md §6): run the real `atoms_read` as the signed-in person and
 show exactly what it returns.
 
 The person reads as `user:<username>` (actor human, every policy the tenant holds atoms in):
@@ -55,7 +55,7 @@ class PlaygroundForm(forms.Form):
 
 
 def person(request: HttpRequest) -> Principal:
-    """The signed-in person as an Atom principal (atoms.md §2.1: `user:<username>`, human)."""
+    """The signed-in person as an Atom principal (docs/atoms.md §2.1: `user:<username>`, human)."""
     return Principal.for_person(request.tenant, request.user.get_username())  # type: ignore[attr-defined]
 
 
