@@ -8,12 +8,13 @@ from rest_framework import serializers
 
 from atoms.config import ConfigError, validate_config
 from atoms.models import AtomStore
+from memoryhub.api.strict import JSONObjectField, StrictBooleanField, StrictModelSerializer
 from tenants.tenant_settings import SettingsSection, register_section
 
 
-class AtomsSettingsSerializer(serializers.ModelSerializer):
-    atoms_config = serializers.JSONField(source="config")
-    atoms_require_approval = serializers.BooleanField(source="require_approval")
+class AtomsSettingsSerializer(StrictModelSerializer):
+    atoms_config = JSONObjectField(source="config")
+    atoms_require_approval = StrictBooleanField(source="require_approval")
 
     class Meta:
         model = AtomStore

@@ -17,6 +17,7 @@ from django.db import models, transaction
 from rest_framework import serializers
 
 from memoryhub.actors import Actor
+from memoryhub.api.strict import StrictModelSerializer, StrictSerializer, coercing_fields
 from memoryhub.audit import audit_record
 from tenants.models import Tenant
 
@@ -39,6 +40,9 @@ _sections: dict[str, SettingsSection] = {}
 
 def register_section(section: SettingsSection) -> None:
     """Called from an AppConfig.ready(); a field name may belong to one section only."""
+    # A PATCH must not coerce ("12" into 12, 0 into "0"): docs/api.md "Conventions".
+    if loose := coercing_fields(section.serializer_class()):
+        raise ValueError(f"tenant settings {loose} must use the strict fields of memoryhub/api/strict.py")
     taken = {name for s in _sections.values() if s.name != section.name for name in s.field_names()}
     clash = taken & set(section.field_names())
     if clash:
@@ -120,10 +124,10 @@ def combined_serializer() -> type[serializers.Serializer]:
     fields: dict[str, serializers.Field] = {}
     for section in sections():
         fields.update(section.serializer_class().get_fields())
-    return type("TenantSettings", (serializers.Serializer,), fields)
+    return type("TenantSettings", (StrictSerializer,), fields)
 
 
-class CoreSettingsSerializer(serializers.ModelSerializer):
+class CoreSettingsSerializer(StrictModelSerializer):
     class Meta:
         model = Tenant
         fields = ["slug", "name", "api_rate_per_minute"]

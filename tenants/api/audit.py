@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.pagination import CursorPagination
+from memoryhub.api.strict import StrictCharField
 from memoryhub.models import AuditEvent
 from tenants.api.base import TenantAPIView
-from tenants.api.keys import ADMIN_ONLY, CURSOR_PARAM, cursor_page
+from tenants.api.keys import ADMIN_ONLY, PageQuery, cursor_page
+
+# Audit actions are dotted lower-case words (`apikey.create`, `kv.agent.delete`).
+ACTION_RE = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
+
+
+class AuditQuery(PageQuery):
+    action = StrictCharField(
+        required=False, max_length=64, help_text="Only this action, e.g. apikey.create",
+        validators=[RegexValidator(ACTION_RE, "Audit actions are dotted lower-case words, e.g. apikey.create.")],
+    )
 
 
 class AuditOutput(serializers.ModelSerializer):
@@ -37,7 +49,7 @@ class AuditListView(TenantAPIView):
 
     @extend_schema(
         operation_id="audit_list", summary="Audit events, newest first", tags=["audit"],
-        parameters=[CURSOR_PARAM, OpenApiParameter("action", str, description="Only this action, e.g. apikey.create")],
+        parameters=[AuditQuery],
         responses={200: AuditPage},
         examples=[OpenApiExample("A page", value={"results": [{
             "id": 7, "actor": "key:k_3f9a2c7d1e", "actor_kind": "key", "action": "apikey.revoke",
@@ -45,8 +57,9 @@ class AuditListView(TenantAPIView):
             "after_digest": "9e0a…", "created_at": "2026-11-30T11:00:00Z"}], "next": None}, response_only=True)],
     )
     def get(self, request: Request) -> Response:
+        query = AuditQuery.parse(request)
         queryset = AuditEvent.objects.for_tenant(self.tenant)
-        action = request.query_params.get("action")
+        action = query.get("action")
         if action:
             queryset = queryset.filter(action=action)
         return cursor_page(self, request, queryset, AuditOutput, AuditCursor())

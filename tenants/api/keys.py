@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -10,8 +11,17 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.errors import NotFound
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import (
+    QueryParams,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictSerializer,
+    distinct_names,
+)
 from tenants.api.base import TenantAPIView
 from tenants.models import ApiKey, KeyKind
 from tenants.models.keys import AGENT_SLUG_RE, POLICY_RE
@@ -20,31 +30,25 @@ from tenants.services.keys import apikey_create, apikey_revoke
 ADMIN_ONLY = frozenset({KeyKind.ADMIN.value})
 
 
-def _unique(values: list[str]) -> list[str]:
-    if len(set(values)) != len(values):
-        raise serializers.ValidationError("Names must not repeat.")
-    return values
-
-
-class KeySpecSerializer(serializers.Serializer):
+class KeySpecSerializer(StrictSerializer):
     """What a new key may be. Shared by the API and `manage.py createapikey`."""
 
-    kind = serializers.ChoiceField(choices=KeyKind.choices)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    subject = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    read_only = serializers.BooleanField(required=False, default=False)
+    kind = StrictChoiceField(choices=KeyKind.choices)
+    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    subject = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    read_only = StrictBooleanField(required=False, default=False)
     agents = serializers.ListField(
-        child=serializers.CharField(validators=[RegexValidator(AGENT_SLUG_RE, "Agent slugs are 1-64 characters of [a-z0-9-].")]),
+        child=StrictCharField(validators=[RegexValidator(AGENT_SLUG_RE, "Agent slugs are 1-64 characters of [a-z0-9-].")]),
         required=False, allow_null=True, default=None, allow_empty=False, max_length=1000,
-        validators=[_unique],
+        validators=[distinct_names],
     )
     read_policies = serializers.ListField(
-        child=serializers.CharField(validators=[RegexValidator(POLICY_RE, "Policy names match [A-Za-z0-9:._-]{1,128}.")]),
-        required=False, allow_empty=False, max_length=100, validators=[_unique],
+        child=StrictCharField(validators=[RegexValidator(POLICY_RE, "Policy names match [A-Za-z0-9:._-]{1,128}.")]),
+        required=False, allow_empty=False, max_length=100, validators=[distinct_names],
     )
     write_policies = serializers.ListField(
-        child=serializers.CharField(validators=[RegexValidator(POLICY_RE, "Policy names match [A-Za-z0-9:._-]{1,128}.")]),
-        required=False, allow_empty=False, max_length=100, validators=[_unique],
+        child=StrictCharField(validators=[RegexValidator(POLICY_RE, "Policy names match [A-Za-z0-9:._-]{1,128}.")]),
+        required=False, allow_empty=False, max_length=100, validators=[distinct_names],
     )
 
 
@@ -78,7 +82,21 @@ class KeyCursor(CursorPagination):
     page_size = 50
 
 
-CURSOR_PARAM = OpenApiParameter("cursor", str, description="The `next` link's cursor from the previous page.")
+# What a page cursor looks like (the characters of base64 and of django.core.signing's
+# tokens); anything else is refused before decoding. docs/api.md "Pagination".
+PAGE_CURSOR_RE = r"^[A-Za-z0-9+/=_.:-]{1,1024}$"
+KEY_ID_RE = r"^k_[a-z0-9]{10}$"
+
+
+class PageQuery(QueryParams):
+    cursor = StrictCharField(
+        required=False, help_text="The `next` link's cursor from the previous page.",
+        validators=[RegexValidator(PAGE_CURSOR_RE, "The cursor is not valid.")],
+    )
+
+
+KEY_ID_PARAM = OpenApiParameter("key_id", str, OpenApiParameter.PATH, pattern=KEY_ID_RE,
+                                description="The key's `id`, `k_<prefix>`.")
 
 KEY_EXAMPLE = {
     "id": "k_3f9a2c7d1e", "name": "support bot", "kind": "agent", "subject": "key:k_3f9a2c7d1e",
@@ -98,10 +116,11 @@ class KeyListView(TenantAPIView):
 
     @extend_schema(
         operation_id="keys_list", summary="The tenant's API keys, newest first", tags=["keys"],
-        parameters=[CURSOR_PARAM], responses={200: KeyPage},
+        parameters=[PageQuery], responses={200: KeyPage},
         examples=[OpenApiExample("A page", value={"results": [KEY_EXAMPLE], "next": None}, response_only=True)],
     )
     def get(self, request: Request) -> Response:
+        PageQuery.parse(request)
         queryset = ApiKey.objects.for_tenant(self.tenant)
         return cursor_page(self, request, queryset, KeyOutput, KeyCursor())
 
@@ -124,11 +143,13 @@ class KeyDetailView(TenantAPIView):
     allowed_kinds = ADMIN_ONLY
 
     def _key(self, key_id: str) -> ApiKey:
-        prefix = key_id.removeprefix("k_")
-        return self.tenant_object_or_404(ApiKey.objects.all(), "No such key.", "KEY_NOT_FOUND", prefix=prefix)
+        # Only the documented `k_<prefix>` form names a key; a bare prefix is no id.
+        if not re.fullmatch(KEY_ID_RE, key_id):
+            raise NotFound("No such key.", code="KEY_NOT_FOUND")
+        return self.tenant_object_or_404(ApiKey.objects.all(), "No such key.", "KEY_NOT_FOUND", prefix=key_id[2:])
 
     @extend_schema(
-        operation_id="keys_get", summary="One key", tags=["keys"],
+        operation_id="keys_get", summary="One key", tags=["keys"], parameters=[KEY_ID_PARAM],
         responses={200: KeyOutput, **errors({404: ["KEY_NOT_FOUND"]})},
         examples=[OpenApiExample("A key", value=KEY_EXAMPLE, response_only=True)],
     )
@@ -136,7 +157,7 @@ class KeyDetailView(TenantAPIView):
         return Response(KeyOutput(self._key(key_id)).data)
 
     @extend_schema(
-        operation_id="keys_revoke", summary="Revoke a key at once", tags=["keys"],
+        operation_id="keys_revoke", summary="Revoke a key at once", tags=["keys"], parameters=[KEY_ID_PARAM],
         responses={200: KeyOutput, **errors({404: ["KEY_NOT_FOUND"]})},
         examples=[OpenApiExample("Revoked", value={**KEY_EXAMPLE, "generation": 2, "revoked_at": "2026-11-30T11:00:00Z"}, response_only=True)],
     )

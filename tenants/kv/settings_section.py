@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from rest_framework import serializers
-
+from memoryhub.api.strict import StrictIntegerField, StrictModelSerializer
 from tenants.models import KvConfig
 from tenants.tenant_settings import SettingsSection, register_section
 
 MAX_LIMIT = 2**31 - 1
 
 
-class KvSettingsSerializer(serializers.ModelSerializer):
-    kv_key_bytes = serializers.IntegerField(source="key_bytes", min_value=1, max_value=65_536)
-    kv_value_bytes = serializers.IntegerField(source="value_bytes", min_value=1, max_value=64 * 1024 * 1024)
-    kv_keys_per_namespace = serializers.IntegerField(source="keys_per_namespace", min_value=1, max_value=MAX_LIMIT)
-    kv_namespaces_per_agent = serializers.IntegerField(source="namespaces_per_agent", min_value=1, max_value=MAX_LIMIT)
-    kv_response_bytes = serializers.IntegerField(source="response_bytes", min_value=1, max_value=1024**3)
+class KvSettingsSerializer(StrictModelSerializer):
+    kv_key_bytes = StrictIntegerField(source="key_bytes", min_value=1, max_value=65_536)
+    kv_value_bytes = StrictIntegerField(source="value_bytes", min_value=1, max_value=64 * 1024 * 1024)
+    kv_keys_per_namespace = StrictIntegerField(source="keys_per_namespace", min_value=1, max_value=MAX_LIMIT)
+    kv_namespaces_per_agent = StrictIntegerField(source="namespaces_per_agent", min_value=1, max_value=MAX_LIMIT)
+    kv_response_bytes = StrictIntegerField(source="response_bytes", min_value=1, max_value=1024**3)
 
     class Meta:
         model = KvConfig

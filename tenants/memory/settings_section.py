@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from rest_framework import serializers
-
+from memoryhub.api.strict import StrictChoiceField, StrictIntegerField, StrictModelSerializer
 from tenants.models import Approval, MemoryVolume
 from tenants.tenant_settings import SettingsSection, register_section
 
 
-class MemorySettingsSerializer(serializers.ModelSerializer):
-    memory_limit = serializers.IntegerField(min_value=1, max_value=65_536)
-    user_limit = serializers.IntegerField(min_value=1, max_value=65_536)
-    approval = serializers.ChoiceField(choices=Approval.choices)
+class MemorySettingsSerializer(StrictModelSerializer):
+    memory_limit = StrictIntegerField(min_value=1, max_value=65_536)
+    user_limit = StrictIntegerField(min_value=1, max_value=65_536)
+    approval = StrictChoiceField(choices=Approval.choices)
 
     class Meta:
         model = MemoryVolume

@@ -30,3 +30,28 @@ def test_other_kinds_may_not_read_the_audit_log(acme, make_key, client_for):
     response = client_for(raw).get("/api/v1/audit")
     assert response.status_code == 403
     assert error_of(response)["code"] == "PERMISSION_DENIED"
+
+
+def test_it_refuses_unknown_filters(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    response = client_for(raw).get("/api/v1/audit?actor=key:k_0000000000")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "INVALID_REQUEST"
+    assert error["details"]["errors"] == [{"path": "actor", "message": "Unknown query parameter.", "code": "unknown"}]
+
+
+def test_it_refuses_an_action_that_is_not_an_action_name(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    for bad in ("APIKEY.CREATE", "apikey..create", "%20", "a" * 65):
+        response = client.get(f"/api/v1/audit?action={bad}")
+        assert response.status_code == 400, bad
+        assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["action"]
+
+
+def test_it_refuses_a_filter_given_twice(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    response = client_for(raw).get("/api/v1/audit?action=apikey.create&action=apikey.revoke")
+    assert response.status_code == 400
+    assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["action"]

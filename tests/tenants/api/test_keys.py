@@ -94,3 +94,59 @@ def test_the_key_list_pages_with_a_cursor(acme, make_key, client_for):
     seen = [k["id"] for k in first["results"] + second["results"]]
     assert len(seen) == len(set(seen)) == 56
     assert made <= set(seen)
+
+
+# Strictness (docs/api.md "Conventions"): no coercion, unknown fields and filters refused.
+
+def _refused(response, *paths: str) -> None:
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["code"] == "INVALID_REQUEST"
+    assert sorted(e["path"] for e in error["details"]["errors"]) == sorted(paths)
+
+
+def test_a_new_keys_fields_are_not_coerced(acme, make_key, client_for):
+    _, admin_raw = make_key(acme, "admin")
+    client = client_for(admin_raw)
+    before = ApiKey.objects.count()
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "name": 0}, format="json"), "name")
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "subject": 7}, format="json"), "subject")
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "read_only": "true"}, format="json"), "read_only")
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "read_only": 1}, format="json"), "read_only")
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "agents": [12]}, format="json"), "agents[0]")
+    assert ApiKey.objects.count() == before
+
+
+def test_null_is_refused_where_a_key_field_is_not_nullable(acme, make_key, client_for):
+    _, admin_raw = make_key(acme, "admin")
+    client = client_for(admin_raw)
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "name": None}, format="json"), "name")
+    _refused(client.post("/api/v1/keys", {"kind": "agent", "read_policies": None}, format="json"), "read_policies")
+    assert client.post("/api/v1/keys", {"kind": "agent", "agents": None}, format="json").status_code == 201
+
+
+def test_unknown_fields_of_a_new_key_are_refused_with_every_other_problem(acme, make_key, client_for):
+    _, admin_raw = make_key(acme, "admin")
+    before = ApiKey.objects.count()
+    response = client_for(admin_raw).post(
+        "/api/v1/keys", {"kind": "agent", "readonly": True, "name": 5, "scopes": ["all"]}, format="json")
+    _refused(response, "name", "readonly", "scopes")
+    assert {e["message"] for e in error_of(response)["details"]["errors"] if e["path"] != "name"} == {"Unknown field."}
+    assert ApiKey.objects.count() == before
+
+
+def test_the_key_list_refuses_unknown_query_parameters(acme, make_key, client_for):
+    _, admin_raw = make_key(acme, "admin")
+    client = client_for(admin_raw)
+    _refused(client.get("/api/v1/keys?kind=agent"), "kind")
+    _refused(client.get("/api/v1/keys?cursor=not%20a%20cursor"), "cursor")
+    assert client.get("/api/v1/keys").status_code == 200
+
+
+def test_a_key_is_named_only_by_its_id(acme, make_key, client_for):
+    key, admin_raw = make_key(acme, "admin")
+    client = client_for(admin_raw)
+    assert client.get(f"/api/v1/keys/{key.public_id}").status_code == 200
+    response = client.get(f"/api/v1/keys/{key.prefix}")
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "KEY_NOT_FOUND"

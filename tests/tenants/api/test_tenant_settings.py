@@ -87,3 +87,82 @@ def test_saving_settings_never_undoes_a_concurrent_store_write(acme, make_key, c
     tenant_settings.settings_update(tenant=acme, bound=bound, actor=Actor.system("tests"))
     volume = MemoryVolume.objects.get(tenant=acme)
     assert (volume.memory_entries, volume.memory_version, volume.memory_limit) == (["fact"], 1, 3000)
+
+
+# Strictness (docs/api.md "Conventions"): a PATCH takes JSON types as they are.
+
+def _patch_is_refused(client, body: dict[str, object], path: str, code: str = "INVALID_REQUEST") -> None:
+    response = client.patch("/api/v1/tenant", body, format="json")
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["code"] == code
+    assert [e["path"] for e in error["details"]["errors"]] == [path]
+
+
+def test_a_number_is_not_taken_as_the_name(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    _patch_is_refused(client_for(raw), {"name": 0}, "name")
+    acme.refresh_from_db()
+    assert acme.name == "Acme Corp"
+
+
+def test_a_string_is_not_taken_as_a_limit(acme, make_key, client_for):
+    from tenants.models import MemoryVolume
+
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    _patch_is_refused(client, {"user_limit": "12"}, "user_limit")
+    _patch_is_refused(client, {"kv_key_bytes": "64"}, "kv_key_bytes")
+    _patch_is_refused(client, {"api_rate_per_minute": "600"}, "api_rate_per_minute")
+    assert MemoryVolume.for_tenant(acme).user_limit != 12
+    assert not AuditEvent.objects.filter(action="tenant.settings").exists()
+
+
+def test_a_float_or_a_boolean_is_not_taken_as_a_limit(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    _patch_is_refused(client, {"memory_limit": 3000.0}, "memory_limit")
+    _patch_is_refused(client, {"memory_limit": True}, "memory_limit")
+
+
+def test_only_a_boolean_is_taken_as_a_flag(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    for value in ("true", 1, "yes"):
+        # The Atom settings keep their library's code (docs/api.md "Tenant settings").
+        _patch_is_refused(client, {"atoms_require_approval": value}, "atoms_require_approval", "INVALID_INPUT")
+
+
+def test_a_number_is_not_taken_as_the_approval_policy(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    _patch_is_refused(client_for(raw), {"approval": 1}, "approval")
+
+
+def test_null_is_refused_where_a_setting_is_not_nullable(acme, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    _patch_is_refused(client, {"name": None}, "name")
+    _patch_is_refused(client, {"user_limit": None}, "user_limit")
+    assert client.patch("/api/v1/tenant", {"api_rate_per_minute": None}, format="json").status_code == 200
+
+
+def test_every_settings_section_uses_strict_fields():
+    from tenants import tenant_settings
+
+    def loose_section():
+        from rest_framework import serializers
+
+        from tenants.models import Tenant
+
+        class Loose(serializers.ModelSerializer):
+            class Meta:
+                model = Tenant
+                fields = ["name"]
+
+        tenant_settings.register_section(tenant_settings.SettingsSection("loose", Loose, lambda tenant: tenant))
+
+    import pytest
+
+    with pytest.raises(ValueError, match="strict fields"):
+        loose_section()
+    assert "loose" not in {s.name for s in tenant_settings.sections()}
