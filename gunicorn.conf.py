@@ -23,3 +23,8 @@ def post_worker_init(worker: Any) -> None:
     while thread is not None and thread.is_alive():
         worker.notify()
         thread.join(1.0)
+
+
+# The access log (off unless --access-logfile is given) shows routes instead of paths, and
+# the error log is scrubbed like Django's (docs/operations.md "Logs").
+logger_class = "memoryhub.gunicorn_log.GunicornLogger"

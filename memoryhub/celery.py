@@ -6,13 +6,26 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init
+from celery.signals import after_setup_logger, after_setup_task_logger, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
 app = Celery("memoryhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _scrub_worker_logs(logger: Any = None, **_: Any) -> None:
+    """Celery workers and beat replace the root logger's handlers (and give the task logger
+    its own), so settings.LOGGING's scrub filter is gone there: put it back on each of them.
+    Failure lines of tasks would otherwise carry database error details
+    (memoryhub/log_scrub.py, docs/operations.md "Logs")."""
+    from memoryhub.log_scrub import install
+
+    if logger is not None:
+        install(logger)
 
 
 def _pool_forks(pool_cls: Any) -> bool:

@@ -365,7 +365,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # No stored content or name in any log line: paths become routes, database errors lose
+    # their values (memoryhub/log_scrub.py). It changes the record itself, so it must sit on
+    # the first handler of the root logger; add it to any handler you add elsewhere.
+    "filters": {"scrub": {"()": "memoryhub.log_scrub.ScrubFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["scrub"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
