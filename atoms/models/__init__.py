@@ -1,5 +1,5 @@
 from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
-from atoms.models.index import IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
+from atoms.models.index import IndexCheckpoint, IndexEntry, PolicyFeed, VectorIndexSnapshot, VectorTombstone
 from atoms.models.lexical import LexicalCorpus, LexicalPosting, LexicalTerm
 from atoms.models.storage import (
     Atom,
@@ -25,6 +25,7 @@ __all__ = [
     "LexicalPosting",
     "LexicalTerm",
     "Origin",
+    "PolicyFeed",
     "PurgedAtom",
     "Receipt",
     "Ref",

@@ -48,6 +48,9 @@ class IndexCheckpoint(models.Model):
     policy = models.CharField(max_length=128)
     seq = models.PositiveBigIntegerField(default=0)
     revision_id = models.CharField(max_length=64, blank=True)
+    # Feed events at or before (seq, revision_id): the backlog is the policy's PolicyFeed.events
+    # minus this (atoms/services/feed.py), so index/status counts no revisions.
+    consumed = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -55,6 +58,24 @@ class IndexCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.policy}@{self.seq}"
+
+
+class PolicyFeed(models.Model):
+    """Counters of a policy's feed (docs/atoms.md "Index counters"): how many events it holds
+    (revisions, each at its `visible_seq`) and the latest position. Kept in the transaction
+    of every change to the feed (write, approval, purge), so index/status reads them instead
+    of counting revisions per policy."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    policy = models.CharField(max_length=128)
+    events = models.PositiveBigIntegerField(default=0)
+    head_seq = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "policy"], name="atoms_policy_feed_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.policy}: {self.events} events to {self.head_seq}"
 
 
 class VectorIndexSnapshot(models.Model):

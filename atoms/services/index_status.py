@@ -14,17 +14,21 @@ from django.utils import timezone
 
 from atoms.core.embedding import index_config
 from atoms.embedding import ProviderUnavailable, describe, provider_spec
-from atoms.models import AtomStore, IndexCheckpoint, IndexEntry
-from atoms.services.indexing import backlog, head_seq, served_policies
+from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, PolicyFeed
+from atoms.services.indexing import served_policies
 from tenants.models import Tenant
 
 RATE_WINDOW = timedelta(minutes=5)
 
 
-def index_status(tenant: Tenant) -> dict[str, Any]:
-    """The API's status document, plus `indexed` (entries under the current config), `rate`
-    (entries made per second over the last five minutes) and `error` (why the provider did
-    not load), which the dashboard shows."""
+def index_status(tenant: Tenant, *, progress: bool = True) -> dict[str, Any]:
+    """The API's status document; with `progress`, also `indexed` (entries under the current
+    config), `rate` (entries made per second over the last five minutes) and `error` (why the
+    provider did not load), which the dashboard shows.
+
+    The policy rows come from the maintained counters (docs/atoms.md "Index counters"): one
+    query for the served policies, one for their feeds and one for their checkpoints, however
+    many policies and keys the tenant has."""
     store = AtomStore.for_tenant(tenant)
     spec = provider_spec(store)
     error = None
@@ -33,24 +37,30 @@ def index_status(tenant: Tenant) -> dict[str, Any]:
     except ProviderUnavailable as exc:
         encoder, error = None, str(exc)
     config = index_config(*encoder) if encoder else None
+    served = served_policies(tenant)
+    # Filtered by tenant (and config) only: an IN list of every served policy could pass
+    # SQLite's bound-parameter limit, and unserved rows are few.
+    feeds = {f.policy: f for f in PolicyFeed.objects.filter(tenant=tenant)}
+    checkpoints = ({c.policy: c for c in IndexCheckpoint.objects.filter(tenant=tenant, config=config)}
+                   if config else {})
     policies: list[dict[str, Any]] = []
-    for policy in served_policies(tenant):
-        checkpoint = (IndexCheckpoint.objects.filter(tenant=tenant, config=config, policy=policy).first()
-                      if config else None) or IndexCheckpoint(tenant=tenant, config=config or "", policy=policy)
-        latest = head_seq(tenant, policy)
-        waiting = backlog(tenant, checkpoint)
+    for policy in served:
+        feed = feeds.get(policy) or PolicyFeed(tenant=tenant, policy=policy)
+        checkpoint = checkpoints.get(policy) or IndexCheckpoint(tenant=tenant, config=config or "", policy=policy)
+        waiting = feed.events - checkpoint.consumed
         policies.append({"policy": policy, "checkpoint": {"seq": checkpoint.seq, "revisionId": checkpoint.revision_id},
-                         "headSeq": latest, "backlog": waiting, "drained": waiting == 0})
+                         "headSeq": feed.head_seq, "backlog": waiting, "drained": waiting == 0})
     result: dict[str, Any] = {
         "ready": encoder is not None and all(p["drained"] for p in policies),
         "config": config, "indexGeneration": store.index_generation, "policies": policies,
     }
     if encoder is not None:
         result["encoder"] = {"id": encoder[0], "dimensions": encoder[1]}
-    entries = IndexEntry.objects.filter(tenant=tenant, config=config) if config else IndexEntry.objects.none()
-    recent = entries.filter(created_at__gte=timezone.now() - RATE_WINDOW).count()
-    result["indexed"] = entries.count()
-    result["rate"] = round(recent / RATE_WINDOW.total_seconds(), 2)
+    if progress:
+        entries = IndexEntry.objects.filter(tenant=tenant, config=config) if config else IndexEntry.objects.none()
+        recent = entries.filter(created_at__gte=timezone.now() - RATE_WINDOW).count()
+        result["indexed"] = entries.count()
+        result["rate"] = round(recent / RATE_WINDOW.total_seconds(), 2)
     result["configured"] = spec is not None
     result["error"] = error
     return result
@@ -58,6 +68,6 @@ def index_status(tenant: Tenant) -> dict[str, Any]:
 
 def status_response(tenant: Tenant) -> dict[str, Any]:
     """Only the keys the API documents."""
-    full = index_status(tenant)
+    full = index_status(tenant, progress=False)
     keys = ("ready", "encoder", "config", "indexGeneration", "policies")
     return {key: full[key] for key in keys if key in full}

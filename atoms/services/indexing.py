@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 
 from atoms.core.canonical import sha256_hex
 from atoms.core.embedding import chunk_text
 from atoms.embedding import LoadedProvider, has_provider
 from atoms.errors import AtomError
 from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, Revision, VectorIndexSnapshot, VectorTombstone
+from atoms.services.feed import checkpoint_advanced, lock_feed
 from tenants.models import ApiKey, Tenant
 
 DEFAULT_LIMIT = 32
@@ -45,8 +46,9 @@ class StepResult:
 def served_policies(tenant: Tenant) -> list[str]:
     """Policies some active key may read: the ones readiness is about (§10)."""
     policies: set[str] = set()
-    for key in ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True):
-        policies.update(key.effective_read_policies)
+    for read_policies in ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True).values_list(
+            "read_policies", flat=True):
+        policies.update(read_policies or ["default"])  # ApiKey.effective_read_policies
     return sorted(policies)
 
 
@@ -61,12 +63,6 @@ def _after(checkpoint: IndexCheckpoint) -> Q:
 
 def backlog(tenant: Tenant, checkpoint: IndexCheckpoint) -> int:
     return Revision.objects.filter(_after(checkpoint), tenant=tenant, policy=checkpoint.policy).count()
-
-
-def head_seq(tenant: Tenant, policy: str) -> int:
-    """The policy's latest feed position (0 for an empty policy)."""
-    found = Revision.objects.filter(tenant=tenant, policy=policy).aggregate(top=Max("visible_seq"))["top"]
-    return int(found or 0)
 
 
 def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields: str) -> Iterator[tuple[Any, ...]]:
@@ -155,11 +151,13 @@ def index_step(*, tenant: Tenant, loaded: LoadedProvider, policy: str, limit: in
     entries = encode_entries(tenant, loaded, todo)
     last_seq, last_id, _ = events[-1]
     with transaction.atomic():
+        lock_feed(tenant, policy)  # before the counts below (atoms/services/feed.py)
         moved = IndexCheckpoint.objects.filter(pk=checkpoint.pk, seq=checkpoint.seq,
                                                revision_id=checkpoint.revision_id).update(seq=last_seq,
                                                                                           revision_id=last_id)
         if not moved:
             raise AtomError("REVISION_CONFLICT", "Another indexer moved this checkpoint.", {"policy": policy})
+        checkpoint_advanced(checkpoint, last_seq, last_id)
         save_entries(tenant, loaded.config, entries, dropped)
     return StepResult(indexed=len(entries), processed=len(events), pending=pending)
 

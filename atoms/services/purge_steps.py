@@ -34,6 +34,7 @@ from atoms.models import (
     UseMarker,
     UseState,
 )
+from atoms.services.feed import feed_removed
 from atoms.services.lexicon import lexicon_remove
 from memoryhub.models import AuditEvent
 from tenants.models import Tenant
@@ -241,7 +242,9 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     # derived counts, not listed in the receipt.
     lexicon_remove(revisions.filter(is_head=True, state="active"))
     atom.update(head=None)
+    feed_rows = list(revisions.values_list("policy", "visible_seq", "id"))
     counts["revisions"] += _deleted(revisions)
+    feed_removed(tenant, feed_rows)  # the index counters (docs/atoms.md "Index counters")
     counts["atoms"] += _deleted(atom)
     _deleted(edges)
     # Refs shrink to {ref, key, atomId} and keep answering ACCESS_DENIED (§2.3).

@@ -11,6 +11,7 @@ from django.db import transaction
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, PurgedAtom
 from atoms.services.barrier import check_barrier
+from atoms.services.feed import feed_moved
 from atoms.services.indexing import queue_indexing
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
@@ -29,7 +30,7 @@ def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
         head = atom.head
         if head.review_status == "approved":
             return store.seq
-        before = head.review_status
+        before, old_seq = head.review_status, head.visible_seq
         store.seq += 1
         store.save(update_fields=["seq"])
         # Review status is side data: the revision stays immutable otherwise (§3 invariant 1);
@@ -37,6 +38,7 @@ def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
         head.review_status = "approved"
         head.visible_seq = store.seq
         head.save(update_fields=["review_status", "visible_seq"])
+        feed_moved(tenant, head, old_seq)
         audit_record(tenant=tenant, actor=actor, action="atoms.approve", object_type="atom", object_id=atom_id,
                      before={"reviewStatus": before, "revision": head.id},
                      after={"reviewStatus": "approved", "seq": store.seq})

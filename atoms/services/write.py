@@ -14,6 +14,7 @@ from atoms.errors import AtomError, denied, invalid
 from atoms.models import Atom, AtomStore, EraseDependency, Origin, PurgedAtom, ReplayRecord, Revision, Slot
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
+from atoms.services.feed import feed_added
 from atoms.services.indexing import queue_indexing
 from atoms.services.lexicon import lexicon_add, lexicon_remove
 from atoms.services.tokens import token_for_use
@@ -150,6 +151,8 @@ def _commit(plan: WritePlan, scope: str, tokens: dict[str, Any]) -> dict[str, An
         # The lexical index changes with the heads, in this transaction (docs/atoms.md "Lexical index").
         lexicon_remove(c.target for c in plan.changes if c.target is not None and c.target.state == "active")
         lexicon_add(revisions.values())
+        # So are the index counters (docs/atoms.md "Index counters").
+        feed_added(tenant, revisions.values())
         store.seq = seq
         store.save(update_fields=["seq"])
         if tokens:
