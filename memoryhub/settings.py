@@ -297,7 +297,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKey"],
     "DEFAULT_THROTTLE_CLASSES": ["tenants.throttling.ApiKeyRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Strict JSON for every body: depth, duplicate keys, U+0000 and lone surrogates (docs/api.md).
+    "DEFAULT_PARSER_CLASSES": ["memoryhub.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "memoryhub.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,

@@ -9,31 +9,40 @@ from django.conf import settings
 from django.http import HttpResponse
 from rest_framework.parsers import BaseParser
 
+from memoryhub.api import strict_json
+from memoryhub.api.parsers import StrictJSONParser
 from tenants.api.base import TenantAPIView
-from tenants.kv.rules import AGENT_SLUG_RE, KvError, json_str, limit_exceeded, loads_strict
+from tenants.kv.rules import AGENT_SLUG_RE, KvError, invalid_json, json_str, limit_exceeded
 from tenants.kv.store import agent_ensure
 from tenants.models import Agent, KeyKind
 
 KV_KINDS: frozenset[str] = frozenset({KeyKind.AGENT, KeyKind.HOST, KeyKind.REVIEWER, KeyKind.ADMIN})
 
 
-class StrictJsonParser(BaseParser):
-    """JSON as the KV spec wants it: size-capped before parsing, then strict."""
+class StrictJsonParser(StrictJSONParser):
+    """The API's parser (memoryhub/api/parsers.py), size-capped before parsing and with the
+    key-value codes: every refusal is INVALID_JSON except U+0000 outside the members a
+    view allows it in, which is INVALID_CHARACTER as everywhere else."""
 
-    media_type = "application/json"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def read(self, stream: Any, parser_context: dict[str, Any] | None) -> bytes:
         cap: int = settings.MEMORYHUB_KV_MAX_BODY_BYTES
-        data = stream.read(cap + 1) if stream is not None else b""
+        data: bytes = stream.read(cap + 1) if stream is not None else b""
         if len(data) > cap:
             raise KvError("LIMIT_EXCEEDED", f"The request body exceeds {cap} bytes.", status=413,
                           details={"limit": "body_bytes", "max": cap})
-        return loads_strict(data)
+        return data
+
+    def refuse(self, refused: strict_json.JsonRefused, parser_context: dict[str, Any] | None) -> Exception:
+        if refused.problem == "nul":
+            return super().refuse(refused, parser_context)
+        return invalid_json(refused.message)
 
 
 class KvAPIView(TenantAPIView):
     allowed_kinds: ClassVar[frozenset[str]] = KV_KINDS
     parser_classes: ClassVar[list[type[BaseParser]]] = [StrictJsonParser]
+    # Members whose strings may hold U+0000 (memoryhub/api/parsers.py); none by default.
+    body_nul_allowed: ClassVar[frozenset[str]] = frozenset()
 
     def resolve_agent(self, slug: str) -> Agent:
         """The caller's agent. Keys that may not create it get one 404 for "missing",

@@ -127,6 +127,9 @@ def outcome_response(outcome: CallOutcome) -> HttpResponse:
 
 class KvMemoryView(KvAPIView):
     read_only_checked_by_view = True
+    # Values may hold U+0000 (stored as escaped JSON text), a key with it is KEY_INVALID
+    # and a namespace resolves it to "_" (docs/kv.md); anywhere else it is refused.
+    body_nul_allowed = frozenset({"key", "value", "namespace"})
 
     @extend_schema(
         operation_id="kv_memory", summary="set / get / delete / list / clear, optionally journaled in a run",

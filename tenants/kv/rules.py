@@ -6,11 +6,11 @@ No Django models here, so every rule is unit-testable on its own.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from memoryhub.api import strict_json
 from memoryhub.api.errors import ApiError
 
 VALID_ACTIONS: tuple[str, ...] = ("set", "get", "delete", "list", "clear")
@@ -38,62 +38,20 @@ def invalid_json(message: str) -> KvError:
 
 # --- JSON ---------------------------------------------------------------------------------
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError("number out of double range")
-    return value
-
-
 def has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _check_strings(value: Any) -> None:
-    """Reject lone surrogates anywhere (keys and values), iteratively: no recursion limit."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if has_lone_surrogate(item):
-                raise ValueError("lone surrogate in a string")
-        elif isinstance(item, dict):
-            for key, sub in item.items():
-                if has_lone_surrogate(key):
-                    raise ValueError("lone surrogate in an object key")
-                stack.append(sub)
-        elif isinstance(item, list):
-            stack.extend(item)
+    return strict_json.bad_text(text, nul_ok=True) is not None
 
 
 def loads_strict(data: bytes) -> Any:
-    """Parse a request body. NaN, ±Infinity, doubles beyond range, lone surrogates and
-    invalid UTF-8 are INVALID_JSON. A repeated object key keeps its last value."""
+    """Parse a JSON text under the API's input boundary (memoryhub/api/strict_json.py):
+    NaN, ±Infinity, doubles beyond range, invalid UTF-8, repeated object keys, nesting past
+    the API's depth and lone surrogates are INVALID_JSON (docs/kv.md "Limits"). U+0000 is
+    allowed: values are stored as escaped JSON text, and keys are checked
+    by `validate_call` (KEY_INVALID)."""
     try:
-        text = data.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-        _check_strings(value)
-    except UnicodeDecodeError as exc:
-        raise invalid_json(f"The body is not valid UTF-8 (byte {exc.start}).") from exc
-    except json.JSONDecodeError as exc:
-        raise invalid_json(f"The body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from exc
-    except RecursionError as exc:
-        raise invalid_json("The body nests too deeply.") from exc
-    except ValueError as exc:
-        if "integer string conversion" in str(exc):
-            # Python refuses to parse integers over 4,300 digits (quadratic-time guard);
-            # we keep that guard rather than let one request burn seconds of CPU.
-            raise invalid_json("An integer in the body has more than 4,300 digits.") from exc
-        raise invalid_json(f"The body is not valid JSON: {exc}.") from exc
-    return value
+        return strict_json.loads(data, nul_allowed_in=True)
+    except strict_json.JsonRefused as exc:
+        raise invalid_json(exc.message) from exc
 
 
 def canonical(value: Any) -> str:
