@@ -28,16 +28,22 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+# Redaction has its own module (its rule set is large); `threats.redact` stays the entry
+# point that docs/memory-files.md names, so it is re-exported here.
+from memoryhub.redaction import MIN_SECRET_LENGTH, REDACTED, redact
+
+__all__ = ["MIN_SECRET_LENGTH", "PATTERNS_VERSION", "PATTERN_IDS", "REDACTED", "RULES", "Finding", "first_finding",
+           "redact", "scan"]
 
 # Bump on ANY change to a pattern, to the redaction rules or to the scan stages: stored
 # entries scanned under an older version are queued for a rescan (memory_rescan).
-PATTERNS_VERSION = 1
+# 2: redaction covers many more credential formats (memoryhub/redaction.py).
+PATTERNS_VERSION = 2
 
 MAX_SCAN_CHARS = 65_536
-REDACTED = "***REDACTED***"
-MIN_SECRET_LENGTH = 8
 MATCH_PREVIEW_CHARS = 80
 NEAR_WORDS = 8
 
@@ -49,29 +55,6 @@ class Finding:
     pattern: str
     codepoint: str | None
     match: str
-
-
-# --- Redaction -------------------------------------------------------------------------------
-
-_CREDENTIAL_RE = re.compile(
-    r"\bsk-[A-Za-z0-9_-]{16,}"
-    r"|\bghp_[A-Za-z0-9]{20,}"
-    r"|\bAKIA[A-Z0-9]{12,}"
-    r"|\bxox[baprs]-[A-Za-z0-9-]{10,}"
-)
-
-
-def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """Replace known credential shapes and the tenant's own secrets with `REDACTED`.
-
-    Tenant secrets are literal and case-sensitive; ones shorter than `MIN_SECRET_LENGTH`
-    are ignored (they would redact ordinary words). They go first and longest first, so a
-    secret that contains a credential-shaped or shorter secret part disappears whole.
-    """
-    usable = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
-    if usable:
-        text = re.sub("|".join(re.escape(s) for s in usable), REDACTED, text)
-    return _CREDENTIAL_RE.sub(REDACTED, text)
 
 
 # --- Invisible characters --------------------------------------------------------------------
