@@ -114,6 +114,8 @@ MIDDLEWARE = [
     "memoryhub.api.middleware.ApiErrorMiddleware",
     # 413 for oversized API bodies before anything reads them (memoryhub/api/limits.py).
     "memoryhub.api.limits.ApiBodyLimitMiddleware",
+    # 400 INVALID_CHARACTER for U+0000 or non-UTF-8 bytes in API paths and query strings.
+    "memoryhub.api.url_input.UrlInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
