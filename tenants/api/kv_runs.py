@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, OpenApiTypes, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
-from memoryhub.api.strict import PageQuery, StrictBooleanField, StrictChoiceField, StrictSerializer
 from tenants.api.kv_base import KvAPIView
 from tenants.kv.rules import KvError
 from tenants.kv.runs import journal_jsonl, run_close, run_create
@@ -30,9 +29,9 @@ class RunOutput(serializers.Serializer):
     closed_at = serializers.DateTimeField(allow_null=True)
 
 
-class RunInput(StrictSerializer):
-    mode = StrictChoiceField(choices=RunMode.choices, default=RunMode.RECORD)
-    lax = StrictBooleanField(default=False)
+class RunInput(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=RunMode.choices, default=RunMode.RECORD)
+    lax = serializers.BooleanField(default=False)
 
 
 class RunPage(serializers.Serializer):
@@ -66,22 +65,21 @@ class RunsView(KvAPIView):
                   OpenApiExample("run", value=RUN_EXAMPLE, response_only=True)],
     )
     def post(self, request: Request, agent: str) -> Response:
+        agent_obj = self.resolve_agent(agent)
         data: Any = request.data
         if not isinstance(data, dict):  # an empty body is {}; `null` or a list is refused
             raise KvError("INVALID_REQUEST", "The body must be a JSON object.")
         spec = RunInput(data=data)
-        spec.is_valid(raise_exception=True)  # before resolve_agent, which may create the agent
-        agent_obj = self.resolve_agent(agent)
+        spec.is_valid(raise_exception=True)
         run = run_create(agent=agent_obj, actor=self.actor, **spec.validated_data)
         return Response(RunOutput(run).data, status=201)
 
     @extend_schema(
         operation_id="kv_runs_list", summary="Runs, newest first", tags=["kv runs"],
-        parameters=[PageQuery], responses={200: RunPage},
+        parameters=[OpenApiParameter("cursor", str)], responses={200: RunPage},
         examples=[OpenApiExample("page", value={"items": [RUN_EXAMPLE], "next_cursor": None}, response_only=True)],
     )
     def get(self, request: Request, agent: str) -> Response:
-        PageQuery.parse(request)  # before resolve_agent, which may create the agent
         agent_obj = self.resolve_agent(agent)
         pager = RunCursor()
         page = pager.paginate_queryset(KvRun.objects.filter(agent=agent_obj).select_related("agent"), request, view=self)

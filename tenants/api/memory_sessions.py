@@ -11,7 +11,6 @@ from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
 from memoryhub.api.schema import errors
-from memoryhub.api.strict import StrictCharField, StrictSerializer
 from tenants.api.memory_base import MemoryAPIView, body_object, tool_result
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
@@ -30,23 +29,20 @@ Session = inline_serializer("MemorySession", {
 })
 
 
-class SessionCreate(StrictSerializer):
-    chat_id = StrictCharField(required=False, min_length=1, max_length=200, trim_whitespace=False,
-                              help_text="Your chat's id: the same id returns the same session.")
-
-
 class SessionsView(MemoryAPIView):
     @extend_schema(
         operation_id="sessions_create", summary="Start a chat session with a frozen memory snapshot",
-        tags=["memory files"], request=SessionCreate,
+        tags=["memory files"], request=inline_serializer("SessionCreate", {"chat_id": serializers.CharField(required=False)}),
         responses={201: Session, 200: Session},
         examples=[OpenApiExample("create", value={"chat_id": "c1"}, request_only=True),
                   OpenApiExample("session", value=SESSION_EXAMPLE, response_only=True)],
     )
     def post(self, request: Request) -> Response:
-        data = SessionCreate(data=body_object(request.data))
-        data.is_valid(raise_exception=True)
-        chat_id = data.validated_data.get("chat_id")
+        data = body_object(request.data)
+        chat_id = data.get("chat_id")
+        if chat_id is not None and (not isinstance(chat_id, str) or not 0 < len(chat_id) <= 200):
+            raise ApiError("Request not understood: chat_id must be a string of 1-200 characters.",
+                           code="INVALID_REQUEST", status=400)
         session, created = session_create(tenant=self.tenant, chat_id=chat_id, actor=self.actor)
         return Response(session_body(session), status=201 if created else 200)
 
