@@ -37,6 +37,11 @@ class Principal:
     def can_ingest_source(self) -> bool:
         return self.actor_type != "agent"
 
+    def require_writable(self) -> None:
+        """Endpoints that change memory refuse read-only keys (REST views and MCP tools)."""
+        if self.read_only:
+            raise denied("This API key is read-only.")
+
     @classmethod
     def for_key(cls, key: ApiKey) -> Principal:
         return cls(

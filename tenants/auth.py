@@ -30,6 +30,28 @@ class KeyPrincipal:
         return Actor.for_key(self.key)
 
 
+def key_for_authorization(header: str) -> ApiKey | None:
+    """The live key an `Authorization` header names: None without a header, else the key or
+    AuthenticationFailed with the message of docs/api.md "Authentication". Shared by the
+    REST API and the MCP server (mcp_server/identity.py), so both accept the same keys."""
+    if not header:
+        return None
+    scheme, _, raw = header.partition(" ")
+    raw = raw.strip()
+    if scheme.lower() != "bearer" or not raw:
+        raise AuthenticationFailed("Malformed Authorization header: expected 'Bearer <api key>'.")
+    prefix = ApiKey.parse(raw)
+    if prefix is None:
+        raise AuthenticationFailed("Malformed API key: expected mh_<prefix>_<secret>.")
+    key = ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
+    if key is None or not key.matches(raw):
+        raise AuthenticationFailed("Unknown API key.")
+    if key.revoked_at is not None:
+        raise AuthenticationFailed("This API key has been revoked.")
+    key.touch()
+    return key
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     """`Authorization: Bearer mh_<prefix>_<secret>`.
 
@@ -39,23 +61,8 @@ class ApiKeyAuthentication(BaseAuthentication):
     """
 
     def authenticate(self, request: Request) -> tuple[KeyPrincipal, ApiKey] | None:
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if not header:
-            return None
-        scheme, _, raw = header.partition(" ")
-        raw = raw.strip()
-        if scheme.lower() != "bearer" or not raw:
-            raise AuthenticationFailed("Malformed Authorization header: expected 'Bearer <api key>'.")
-        prefix = ApiKey.parse(raw)
-        if prefix is None:
-            raise AuthenticationFailed("Malformed API key: expected mh_<prefix>_<secret>.")
-        key = ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
-        if key is None or not key.matches(raw):
-            raise AuthenticationFailed("Unknown API key.")
-        if key.revoked_at is not None:
-            raise AuthenticationFailed("This API key has been revoked.")
-        key.touch()
-        return KeyPrincipal(key), key
+        key = key_for_authorization(request.META.get("HTTP_AUTHORIZATION", ""))
+        return None if key is None else (KeyPrincipal(key), key)
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="memoryhub"'

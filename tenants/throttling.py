@@ -26,6 +26,24 @@ logger = logging.getLogger("memoryhub.throttling")
 WINDOW_SECONDS = 60
 
 
+def throttle_wait(key: ApiKey) -> float | None:
+    """Count one request for `key`; None if it is allowed, else the seconds until the
+    window ends. Shared by the REST API and the MCP server (one counter per key)."""
+    limit = key.tenant.effective_api_rate_per_minute
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    cache_key = f"throttle:{key.prefix}:{window}"
+    try:
+        cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
+        count = cache.incr(cache_key)
+    except Exception:  # any cache failure means "do not throttle"
+        logger.warning("throttle cache unavailable; request allowed", exc_info=True)
+        return None
+    if count <= limit:
+        return None
+    return (window + 1) * WINDOW_SECONDS - now
+
+
 class ApiKeyRateThrottle(BaseThrottle):
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -34,20 +52,8 @@ class ApiKeyRateThrottle(BaseThrottle):
         key = request.auth
         if not isinstance(key, ApiKey):
             return True
-        limit = key.tenant.effective_api_rate_per_minute
-        now = time.time()
-        window = int(now // WINDOW_SECONDS)
-        cache_key = f"throttle:{key.prefix}:{window}"
-        try:
-            cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
-            count = cache.incr(cache_key)
-        except Exception:  # any cache failure means "do not throttle"
-            logger.warning("throttle cache unavailable; request allowed", exc_info=True)
-            return True
-        if count <= limit:
-            return True
-        self._wait = (window + 1) * WINDOW_SECONDS - now
-        return False
+        self._wait = throttle_wait(key)
+        return self._wait is None
 
     def wait(self) -> float | None:
         return self._wait

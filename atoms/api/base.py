@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 
-from atoms.errors import AtomError, denied, invalid
+from atoms.errors import AtomError, invalid
 from atoms.principal import Principal
 from tenants.api.base import TenantAPIView
 from tenants.models import KeyKind
@@ -33,8 +33,8 @@ class AtomsAPIView(TenantAPIView):
         if length > self.body_limit:
             raise AtomError("LIMIT_EXCEEDED", f"The body exceeds {self.body_limit} bytes.",
                             {"limit": self.body_limit, "actual": length})
-        if self.changes_memory and self.key.read_only:
-            raise denied("This API key is read-only.")
+        if self.changes_memory:
+            self.principal.require_writable()
 
     @property
     def principal(self) -> Principal:

@@ -12,8 +12,8 @@ from rest_framework.parsers import BaseParser
 from memoryhub.api import strict_json
 from memoryhub.api.parsers import StrictJSONParser
 from tenants.api.base import TenantAPIView
-from tenants.kv.rules import AGENT_SLUG_RE, KvError, invalid_json, json_str, limit_exceeded
-from tenants.kv.store import agent_ensure
+from tenants.kv.calls import agent_for_key
+from tenants.kv.rules import KvError, invalid_json, json_str, limit_exceeded
 from tenants.models import Agent, KeyKind
 
 KV_KINDS: frozenset[str] = frozenset({KeyKind.AGENT, KeyKind.HOST, KeyKind.REVIEWER, KeyKind.ADMIN})
@@ -45,20 +45,7 @@ class KvAPIView(TenantAPIView):
     body_nul_allowed: ClassVar[frozenset[str]] = frozenset()
 
     def resolve_agent(self, slug: str) -> Agent:
-        """The caller's agent. Keys that may not create it get one 404 for "missing",
-        "another tenant's" and "outside my list" alike (spec §8)."""
-        if not AGENT_SLUG_RE.match(slug):
-            raise KvError("INVALID_AGENT", "Agent slugs are 1-64 characters of [a-z0-9-].")
-        not_found = KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
-        if not self.key.allows_agent(slug):
-            raise not_found
-        agent = Agent.objects.filter(tenant=self.tenant, slug=slug).select_related("tenant").first()
-        if agent is not None:
-            return agent
-        if self.key.read_only:
-            raise not_found
-        agent, _ = agent_ensure(tenant=self.tenant, slug=slug, actor=self.actor)
-        return agent
+        return agent_for_key(key=self.key, slug=slug, actor=self.actor)
 
     def body_object(self) -> dict[str, Any]:
         body = self.request.data

@@ -13,19 +13,10 @@ from rest_framework.request import Request
 from memoryhub.api.errors import PermissionDenied
 from memoryhub.api.schema import errors
 from tenants.api.kv_base import KvAPIView, raw_json
-from tenants.kv.rules import WRITE_ACTIONS, KvCall, KvError, Limits, journal_args, json_str, validate_call
+from tenants.kv.calls import perform
+from tenants.kv.rules import WRITE_ACTIONS, KvError, journal_args, json_str, validate_call
 from tenants.kv.runs import CallOutcome, journaled_call
-from tenants.kv.store import (
-    Precondition,
-    PreconditionMismatch,
-    kv_clear,
-    kv_delete,
-    kv_get,
-    kv_list_text,
-    kv_set,
-    limits_for,
-)
-from tenants.models import Agent
+from tenants.kv.store import limits_for
 
 RpcRequest = inline_serializer("KvMemoryCall", {
     "action": serializers.ChoiceField(choices=["set", "get", "delete", "list", "clear"]),
@@ -42,47 +33,6 @@ RpcResponse = inline_serializer("KvMemoryResult", {
     "namespace": serializers.CharField(),
     "warnings": serializers.ListField(child=serializers.CharField(), required=False),
 })
-
-
-def _expected(call: KvCall) -> Precondition | None:
-    if call.expected_version is None:
-        return None
-    if call.expected_version == 0:
-        return Precondition(must_be_absent=True)
-    return Precondition(versions=frozenset({call.expected_version}))
-
-
-def _conflict(call: KvCall, current: int | None) -> KvError:
-    return KvError("VERSION_CONFLICT", "expected_version does not match the key's version.", status=409,
-                   journaled=True, details={"expected": call.expected_version, "current": current or 0})
-
-
-def perform(*, call: KvCall, agent: Agent, limits: Limits, view: KvAPIView, run_id: str | None) -> CallOutcome:
-    """Run one validated call against the store."""
-    ns = call.namespace
-    if call.action == "get":
-        assert call.key is not None
-        entry = kv_get(agent=agent, namespace=ns, key=call.key)
-        return CallOutcome(entry.value if entry else "null", ns, etag=entry.version if entry else None)
-    if call.action == "set":
-        assert call.key is not None and call.value is not None
-        try:
-            entry, _ = kv_set(agent=agent, limits=limits, namespace=ns, key=call.key,
-                              value=call.value, actor=view.actor, run_id=run_id, precondition=_expected(call))
-        except PreconditionMismatch as exc:
-            raise _conflict(call, exc.current_version) from exc
-        return CallOutcome("null", ns, etag=entry.version)
-    if call.action == "delete":
-        assert call.key is not None
-        try:
-            existed = kv_delete(agent=agent, namespace=ns, key=call.key, actor=view.actor, precondition=_expected(call))
-        except PreconditionMismatch as exc:
-            raise _conflict(call, exc.current_version) from exc
-        return CallOutcome("true" if existed else "false", ns)
-    if call.action == "list":
-        return CallOutcome(kv_list_text(agent=agent, namespace=ns, prefix=call.prefix, limits=limits), ns)
-    kv_clear(agent=agent, namespace=ns, actor=view.actor)
-    return CallOutcome("null", ns)
 
 
 def _journal_target(request: Request, body: dict[str, Any]) -> tuple[str, int] | None:
@@ -160,7 +110,7 @@ class KvMemoryView(KvAPIView):
         limits = limits_for(self.tenant)
 
         def execute(run_id: str | None) -> CallOutcome:
-            return perform(call=validate_call(body, limits), agent=agent_obj, limits=limits, view=self, run_id=run_id)
+            return perform(call=validate_call(body, limits), agent=agent_obj, limits=limits, actor=self.actor, run_id=run_id)
 
         if target is None:
             return outcome_response(execute(None))

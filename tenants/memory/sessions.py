@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import IntegrityError, transaction
 
 from memoryhub import threats
 from memoryhub.actors import Actor
+from memoryhub.api.errors import ApiError
 from memoryhub.digests import sha256_hex
 from tenants.memory import rules
 from tenants.memory.service import volume_for
@@ -64,6 +67,19 @@ def session_create(*, tenant: Tenant, chat_id: str | None, actor: Actor) -> tupl
     except IntegrityError:  # the same chat_id raced us: answer with the session that won
         return MemorySession.objects.get(volume=volume, chat_id=chat_id), False
     return session, True
+
+
+def session_of(tenant: Tenant, raw_id: str) -> MemorySession:
+    """The tenant's session with this id; any other id (malformed, unknown, another
+    tenant's) is the same 404 SESSION_NOT_FOUND."""
+    try:
+        key = uuid.UUID(raw_id)
+    except ValueError:
+        key = None
+    session = MemorySession.objects.filter(volume__tenant=tenant, pk=key).first() if key else None
+    if session is None:
+        raise ApiError("No such session.", code="SESSION_NOT_FOUND", status=404)
+    return session
 
 
 def session_body(session: MemorySession) -> dict[str, object]:
