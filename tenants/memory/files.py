@@ -32,7 +32,10 @@ from tenants.models import MemoryVolume, Origin, Tenant
 
 logger = logging.getLogger(__name__)
 SYNC_ACTOR = Actor.system("files_sync")
-FILE_MODE = 0o644
+# Owner read-write, group read: agents that read the volume run in the service's group;
+# nobody else may read a tenant's memory (docs/memory-files.md "Redaction").
+FILE_MODE = 0o640
+FOLDER_MODE = 0o750
 
 
 class VolumeFolderError(Exception):
@@ -92,12 +95,25 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, FILE_MODE)  # mkstemp creates 0600; agents reading the volume need more
+        os.chmod(tmp, FILE_MODE)  # mkstemp creates 0600; agents in the group read the volume
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _restrict_mode(path: Path) -> None:
+    """Narrow a file written by an older release (0644) to FILE_MODE; never follows a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return  # gone or replaced meanwhile: the next sync deals with it
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode) and stat.S_IMODE(os.fstat(fd).st_mode) & ~FILE_MODE:
+            os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
 
 
 def volume_root() -> Path | None:
@@ -112,7 +128,7 @@ def tenant_folder(tenant: Tenant, *, create: bool = True) -> Path:
         raise VolumeFolderError("MEMORYHUB_VOLUME_ROOT is not set")
     folder = root / tenant.slug / "memories"
     if create:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     expected = os.path.join(os.path.realpath(root), tenant.slug, "memories")
     if os.path.lexists(folder) and os.path.realpath(folder) != expected:
         raise VolumeFolderError(f"{folder} resolves to {os.path.realpath(folder)}, outside the tenant's volume")
@@ -198,6 +214,7 @@ def _sync_one(volume: MemoryVolume, target: str, folder: Path) -> str:
         if read.digest == want:
             if getattr(volume, f"{target}_file_digest") != want:
                 _set(volume, target, digest=want)
+            _restrict_mode(path)
             return "unchanged"
     write_atomic(path, data)
     _set(volume, target, digest=want)

@@ -93,6 +93,17 @@ class WriteRequest:
         return step_dict(self.steps[0])
 
 
+def redacted(request: WriteRequest, secrets: Sequence[str]) -> WriteRequest:
+    """The request as it may be stored (a pending item, its summary): `content` and
+    `old_text` of every step redacted, as the check order redacts them (spec §3 (4),
+    docs/memory-files.md "Redaction")."""
+    def clean(text: str | None) -> str | None:
+        return threats.redact(text, secrets) if text is not None else None
+
+    steps = tuple(Step(step.action, clean(step.content), clean(step.old_text)) for step in request.steps)
+    return WriteRequest(request.target, request.action, steps)
+
+
 def _opt_str(data: dict[str, Any], name: str) -> str | None:
     value = data.get(name)
     if value is not None and not isinstance(value, str):
@@ -156,7 +167,9 @@ class Plan:
 
 def _clean(step: Step, secrets: Sequence[str]) -> tuple[str | None, str | None]:
     """Steps (3)-(4) for one step: trim, emptiness, redaction, separator rule, threat scan."""
-    old = step.old_text.strip() if step.old_text is not None else None
+    # old_text is redacted like content: the stored entries are, so a credential quoted
+    # from one still matches, and no error message (NO_MATCH echoes it) carries it.
+    old = threats.redact(step.old_text.strip(), secrets) if step.old_text is not None else None
     content = step.content.strip() if step.content is not None else None
     if step.action in ("replace", "remove") and not old:
         raise MemoryRuleError(

@@ -80,7 +80,39 @@ def test_a_write_leaves_no_temporary_files_behind(acme, volume, root):
         add(acme, text)
         files_sync(volume.pk)
     assert sorted(p.name for p in folder_of(root, acme).iterdir()) == ["MEMORY.md", "USER.md"]
-    assert (folder_of(root, acme) / "MEMORY.md").stat().st_mode & 0o777 == 0o644
+
+
+def test_projected_files_are_not_world_readable(acme, volume, root):
+    add(acme, "Project uses Bun and Nx")
+    files_sync(volume.pk)
+    folder = folder_of(root, acme)
+    assert (folder / "MEMORY.md").stat().st_mode & 0o777 == 0o640
+    assert (folder / "USER.md").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_world_readable_file_from_an_older_release_is_narrowed_on_the_next_sync(acme, volume, root):
+    add(acme, "Project uses Bun and Nx")
+    files_sync(volume.pk)
+    path = folder_of(root, acme) / "MEMORY.md"
+    path.chmod(0o644)
+    assert files_sync(volume.pk)["memory"] == "unchanged"
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_memoryhub_key_in_a_persons_write_never_reaches_the_file(acme, volume, root):
+    from memoryhub.actors import Actor
+    from tenants.memory import rules
+    from tenants.memory.service import memory_write
+    from tenants.models.keys import ApiKey
+
+    raw = ApiKey.new_raw_key()[1]
+    request = rules.parse_request({"action": "add", "content": f"Agent key {raw} is for the nightly job"}, "user")
+    outcome = memory_write(tenant=acme, request=request, origin="human", actor=Actor.system("alice"))
+    assert outcome.error is None
+    assert volume_of(acme).user_entries == ["Agent key ***REDACTED*** is for the nightly job"]
+    files_sync(volume.pk)
+    data = (folder_of(root, acme) / "USER.md").read_text(encoding="utf-8")
+    assert data == "Agent key ***REDACTED*** is for the nightly job"
 
 
 def test_tenants_get_separate_folders(acme, globex, volume, root):
