@@ -321,9 +321,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    # The steps of a memory-file batch (a write, or an edited approval) share one enum.
+    "ENUM_NAME_OVERRIDES": {"MemoryOperationActionEnum": ["add", "replace", "remove"]},
     # Every operation documents the one error shape (memoryhub/api/schema.py).
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.api.schema.document_errors"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "memoryhub.api.schema.document_errors",
+                             "memoryhub.api.schema.document_path_parameters"],
 }
 
 # --- Atoms ---------------------------------------------------------------------------------

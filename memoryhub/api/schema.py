@@ -130,3 +130,26 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                     code = _first_code(response.get("description", "")) or SHARED.get(int(status), ("", "ERROR", ""))[1]
                     response["content"] = _error_content(code)
     return result
+
+
+# Path parameters shared by many operations, by name: the forms docs/kv.md and
+# docs/memory-files.md define, which the views enforce (a slug outside the pattern is 400
+# INVALID_AGENT; a namespace longer than 128 code points resolves too long and is 400
+# INVALID_NAMESPACE; a run or session id that is not a UUID names nothing and is 404).
+# Declared here once rather than on every view, so a new view taking `{agent}` gets it too.
+PATH_PARAMETERS: dict[str, dict[str, Any]] = {
+    "agent": {"type": "string", "pattern": r"^[a-z0-9-]{1,64}$"},
+    "ns": {"type": "string", "minLength": 1, "maxLength": 128},
+    "run_id": {"type": "string", "format": "uuid"},
+    "session_id": {"type": "string", "format": "uuid"},
+}
+
+
+def document_path_parameters(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: the schemas of PATH_PARAMETERS."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter.get("name") in PATH_PARAMETERS:
+                    parameter["schema"] = dict(PATH_PARAMETERS[parameter["name"]])
+    return result

@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -181,6 +182,27 @@ class QueryParams(StrictSerializer):
         return dict(serializer.validated_data)
 
 
+# What a page cursor looks like (the characters of base64 and of django.core.signing's
+# tokens); anything else is refused before decoding. docs/api.md "Pagination".
+CURSOR_RE = r"^[A-Za-z0-9+/=_.:-]{1,4096}$"
+
+
+def cursor_field() -> StrictCharField:
+    return StrictCharField(required=False, help_text="The cursor of the previous page's answer.",
+                           validators=[RegexValidator(CURSOR_RE, "The cursor is not valid.")])
+
+
+class PageQuery(QueryParams):
+    cursor = cursor_field()
+
+
+def refuse_unknown(data: Mapping[str, Any], known: set[str]) -> None:
+    """For bodies a view checks by hand (its own codes for values): unknown fields are
+    refused like StrictSerializer refuses them."""
+    if unknown := _unknown_errors(data, known, UNKNOWN_FIELD):
+        raise ValidationError(unknown)
+
+
 class StrictSerializerExtension(OpenApiSerializerExtension):
     """Request components of strict serializers say `additionalProperties: false`, so
     the schema refuses unknown fields exactly as the server does. Responses stay open:
@@ -197,11 +219,13 @@ class StrictSerializerExtension(OpenApiSerializerExtension):
             fields = self.target.fields if hasattr(self.target, "fields") else self.target().fields
             for name, field in fields.items():
                 prop = schema.get("properties", {}).get(name)
-                if prop is None or not isinstance(field, serializers.ListField):
+                if prop is None or not isinstance(field, (serializers.ListField, serializers.ListSerializer)):
                     continue
                 # drf-spectacular states neither of these list rules, which the server enforces.
                 if not field.allow_empty:
                     prop.setdefault("minItems", 1)
+                if getattr(field, "max_length", None) is not None:
+                    prop.setdefault("maxItems", field.max_length)
                 if distinct_names in field.validators:
                     prop["uniqueItems"] = True
         return schema

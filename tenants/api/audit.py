@@ -9,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.pagination import CursorPagination
-from memoryhub.api.strict import StrictCharField
+from memoryhub.api.strict import PageQuery, StrictCharField
 from memoryhub.models import AuditEvent
 from tenants.api.base import TenantAPIView
-from tenants.api.keys import ADMIN_ONLY, PageQuery, cursor_page
+from tenants.api.keys import ADMIN_ONLY, cursor_page
 
 # Audit actions are dotted lower-case words (`apikey.create`, `kv.agent.delete`).
 ACTION_RE = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"

@@ -15,7 +15,7 @@ from memoryhub.api.errors import NotFound
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
 from memoryhub.api.strict import (
-    QueryParams,
+    PageQuery,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -82,19 +82,7 @@ class KeyCursor(CursorPagination):
     page_size = 50
 
 
-# What a page cursor looks like (the characters of base64 and of django.core.signing's
-# tokens); anything else is refused before decoding. docs/api.md "Pagination".
-PAGE_CURSOR_RE = r"^[A-Za-z0-9+/=_.:-]{1,1024}$"
 KEY_ID_RE = r"^k_[a-z0-9]{10}$"
-
-
-class PageQuery(QueryParams):
-    cursor = StrictCharField(
-        required=False, help_text="The `next` link's cursor from the previous page.",
-        validators=[RegexValidator(PAGE_CURSOR_RE, "The cursor is not valid.")],
-    )
-
-
 KEY_ID_PARAM = OpenApiParameter("key_id", str, OpenApiParameter.PATH, pattern=KEY_ID_RE,
                                 description="The key's `id`, `k_<prefix>`.")
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import PermissionDenied
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import StrictCharField, StrictSerializer
 from memoryhub.audit import audit_record
 from tenants.api.kv_base import KvAPIView
 from tenants.kv.rules import AGENT_SLUG_RE, KvError
@@ -24,9 +25,14 @@ class AgentOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class AgentInput(serializers.Serializer):
-    slug = serializers.CharField()
-    name = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+@extend_schema_field({"type": "string", "pattern": AGENT_SLUG_RE.pattern})
+class AgentSlugField(StrictCharField):
+    """The slug's form is checked by the view, with the key-value code INVALID_AGENT."""
+
+
+class AgentInput(StrictSerializer):
+    slug = AgentSlugField()
+    name = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
 
 class AgentList(serializers.Serializer):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from django.core.validators import RegexValidator
 from django.http import HttpResponse
 from drf_spectacular.utils import (
     OpenApiExample,
-    OpenApiParameter,
     OpenApiResponse,
     OpenApiTypes,
     extend_schema,
@@ -17,6 +17,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import QueryIntegerField, QueryParams, StrictCharField, StrictSerializer, refuse_unknown
 from tenants.api.kv_base import KvAPIView, entry_text, raw_json, rfc3339
 from tenants.kv.files import namespace_export
 from tenants.kv.rules import KvError, json_str, resolve_namespace, utf8_len, validate_call
@@ -45,8 +46,27 @@ Entry = inline_serializer("KvEntry", {
     "updated_at": serializers.DateTimeField(), "created_by": serializers.CharField(),
     "updated_by": serializers.CharField(), "last_run_id": serializers.CharField(allow_null=True),
 })
-KEY_QUERY = OpenApiParameter("key", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True,
-                             description="Any key, including ones a path cannot carry ('', '.', '..').")
+# Key-value cursors are django.core.signing tokens (tenants/kv/store.py).
+KV_CURSOR_RE = r"^[A-Za-z0-9_.:-]{1,200000}$"
+
+
+class KeysQuery(QueryParams):
+    prefix = StrictCharField(required=False, allow_blank=True, trim_whitespace=False,
+                             help_text="Only keys starting with this (literal, case-sensitive).")
+    cursor = StrictCharField(required=False, help_text="`next_cursor` of the previous page.",
+                             validators=[RegexValidator(KV_CURSOR_RE, "The cursor is not valid.")])
+    limit = QueryIntegerField(required=False, min_value=1, max_value=1000, help_text="1-1000, default 100")
+
+
+class KeyQuery(QueryParams):
+    key = StrictCharField(allow_blank=True, trim_whitespace=False,
+                          help_text="Any key, including ones a path cannot carry ('', '.', '..').")
+
+
+class KvPut(StrictSerializer):
+    # The schema of a PUT body; the view checks it with the codes of docs/kv.md (a missing or
+    # null value is VALUE_REQUIRED) and refuses unknown fields.
+    value = serializers.JSONField(help_text="Any JSON value but null.")
 
 
 def _ns(raw: str) -> str:
@@ -97,8 +117,7 @@ class NamespacesView(KvAPIView):
 class KeysView(KvAPIView):
     @extend_schema(
         operation_id="kv_keys", summary="A page of keys in code point order", tags=["kv"],
-        parameters=[OpenApiParameter("prefix", str), OpenApiParameter("cursor", str),
-                    OpenApiParameter("limit", int, description="1-1000, default 100")],
+        parameters=[KeysQuery],
         responses={200: inline_serializer("KvKeyPage", {"namespace": serializers.CharField(),
                    "items": serializers.ListField(child=serializers.DictField()),
                    "next_cursor": serializers.CharField(allow_null=True)})},
@@ -106,15 +125,11 @@ class KeysView(KvAPIView):
                   "updated_at": "2026-11-30T10:00:00Z"}], "next_cursor": None}, response_only=True)],
     )
     def get(self, request: Request, agent: str, ns: str) -> HttpResponse:
+        # The agent first: a key limited to other agents gets its 404 whatever it sent, and
+        # any call creates a writable key's agent (docs/kv.md "Implicit agents").
         agent_obj, namespace = self.resolve_agent(agent), _ns(ns)
-        prefix = request.query_params.get("prefix", "")
-        try:
-            limit = int(request.query_params.get("limit", "100"))
-        except ValueError as exc:
-            raise KvError("INVALID_REQUEST", "limit must be an integer from 1 to 1000.") from exc
-        if not 1 <= limit <= 1000:
-            raise KvError("INVALID_REQUEST", "limit must be an integer from 1 to 1000.")
-        cursor = request.query_params.get("cursor")
+        query = KeysQuery.parse(request)
+        prefix, limit, cursor = query.get("prefix", ""), query.get("limit", 100), query.get("cursor")
         after = decode_cursor(cursor, agent=agent_obj, namespace=namespace, prefix=prefix) if cursor else None
         limits = limits_for(self.tenant)
         entries, last = kv_page(agent=agent_obj, namespace=namespace, prefix=prefix, after=after, limit=limit,
@@ -143,6 +158,7 @@ class _EntryBase(KvAPIView):
     def _put(self, request: Request, agent: str, ns: str, key: str) -> HttpResponse:
         body = self.body_object()
         agent_obj = self.resolve_agent(agent)
+        refuse_unknown(body, {"value"})
         limits = limits_for(self.tenant)
         call = validate_call({"action": "set", "key": key, "namespace": ns, "value": body.get("value")}, limits)
         assert call.value is not None
@@ -168,7 +184,7 @@ class _EntryBase(KvAPIView):
 _entry_responses = {200: OpenApiResponse(Entry, examples=[OpenApiExample("entry", value=ENTRY_EXAMPLE)]),
                     **errors({404: ["KEY_NOT_FOUND", "AGENT_NOT_FOUND"]})}
 _put_schema = {
-    "request": inline_serializer("KvPut", {"value": serializers.JSONField()}),
+    "request": KvPut,
     "responses": {200: Entry, 201: Entry, **errors({412: ["PRECONDITION_FAILED"], 413: ["LIMIT_EXCEEDED"]})},
     "examples": [OpenApiExample("put", value={"value": {"tone": "plain"}}, request_only=True),
                  OpenApiExample("entry", value=ENTRY_EXAMPLE, response_only=True)],
@@ -194,20 +210,19 @@ class EntryView(_EntryBase):
 
 class QueryEntryView(_EntryBase):
     def _key(self, request: Request) -> str:
-        key = request.query_params.get("key")
-        if key is None:
+        if "key" not in request.query_params:
             raise KvError("KEY_REQUIRED", "Name the key with ?key=.")
-        return key
+        return str(KeyQuery.parse(request)["key"])
 
-    @extend_schema(operation_id="kv_key_get", summary="One key (?key= addressed)", tags=["kv"], parameters=[KEY_QUERY], responses=_entry_responses)
+    @extend_schema(operation_id="kv_key_get", summary="One key (?key= addressed)", tags=["kv"], parameters=[KeyQuery], responses=_entry_responses)
     def get(self, request: Request, agent: str, ns: str) -> HttpResponse:
         return self._get(request, agent, ns, self._key(request))
 
-    @extend_schema(operation_id="kv_key_put", summary="Create or replace (?key= addressed)", tags=["kv"], parameters=[KEY_QUERY], **_put_schema)
+    @extend_schema(operation_id="kv_key_put", summary="Create or replace (?key= addressed)", tags=["kv"], parameters=[KeyQuery], **_put_schema)
     def put(self, request: Request, agent: str, ns: str) -> HttpResponse:
         return self._put(request, agent, ns, self._key(request))
 
-    @extend_schema(operation_id="kv_key_delete", summary="Delete a key (?key= addressed)", tags=["kv"], parameters=[KEY_QUERY], **_delete_schema)
+    @extend_schema(operation_id="kv_key_delete", summary="Delete a key (?key= addressed)", tags=["kv"], parameters=[KeyQuery], **_delete_schema)
     def delete(self, request: Request, agent: str, ns: str) -> HttpResponse:
         return self._delete(request, agent, ns, self._key(request))
 

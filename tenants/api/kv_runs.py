@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, OpenApiTypes, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import PageQuery, StrictBooleanField, StrictChoiceField, StrictSerializer
 from tenants.api.kv_base import KvAPIView
 from tenants.kv.rules import KvError
 from tenants.kv.runs import journal_jsonl, run_close, run_create
@@ -29,9 +30,9 @@ class RunOutput(serializers.Serializer):
     closed_at = serializers.DateTimeField(allow_null=True)
 
 
-class RunInput(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=RunMode.choices, default=RunMode.RECORD)
-    lax = serializers.BooleanField(default=False)
+class RunInput(StrictSerializer):
+    mode = StrictChoiceField(choices=RunMode.choices, default=RunMode.RECORD)
+    lax = StrictBooleanField(default=False)
 
 
 class RunPage(serializers.Serializer):
@@ -76,11 +77,12 @@ class RunsView(KvAPIView):
 
     @extend_schema(
         operation_id="kv_runs_list", summary="Runs, newest first", tags=["kv runs"],
-        parameters=[OpenApiParameter("cursor", str)], responses={200: RunPage},
+        parameters=[PageQuery], responses={200: RunPage},
         examples=[OpenApiExample("page", value={"items": [RUN_EXAMPLE], "next_cursor": None}, response_only=True)],
     )
     def get(self, request: Request, agent: str) -> Response:
         agent_obj = self.resolve_agent(agent)
+        PageQuery.parse(request)
         pager = RunCursor()
         page = pager.paginate_queryset(KvRun.objects.filter(agent=agent_obj).select_related("agent"), request, view=self)
         next_link = pager.get_next_link()

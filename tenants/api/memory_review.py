@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from django.http import JsonResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.errors import ApiError
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import QueryParams, StrictCharField, StrictChoiceField, StrictSerializer
 from tenants.api.memory_base import MemoryAPIView, body_object, rest_response
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
+from tenants.memory.rules import MAX_OPERATIONS, TARGETS
 from tenants.memory.service import volume_for
 from tenants.models import MemoryVolume, PendingWrite
 
@@ -37,19 +39,52 @@ def _pending_id(raw: str) -> int:
     return int(raw)
 
 
+class PendingQuery(QueryParams):
+    target = StrictChoiceField(choices=list(TARGETS), required=False, help_text="Only this store.")
+    status = StrictChoiceField(choices=["pending", "approved", "rejected"], required=False,
+                               help_text="Items in this state; `pending` when absent.")
+
+
+class EditedOperation(StrictSerializer):
+    # A step of the staged batch sent back: its action must stay, only `content` may change.
+    action = StrictChoiceField(choices=["add", "replace", "remove"], required=False)
+    content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    old_text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class PendingEdit(StrictSerializer):
+    content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    operations = EditedOperation(many=True, required=False, max_length=MAX_OPERATIONS)
+
+
+class PendingReject(StrictSerializer):
+    reason = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class ApproveAll(StrictSerializer):
+    target = StrictChoiceField(choices=list(TARGETS), required=False, help_text="Only this store; both when absent.")
+
+
+def validated(serializer_class: type[StrictSerializer], data: object) -> dict[str, object]:
+    """Check a body against its strict serializer; return the body as sent (the services
+    take the raw values: trimming and defaults are theirs)."""
+    body = body_object(data)
+    serializer_class(data=body).is_valid(raise_exception=True)
+    return body
+
+
 class PendingListView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_list", summary="Staged writes, oldest first", tags=["memory review"],
-        parameters=[OpenApiParameter("target", str, enum=["memory", "user"]),
-                    OpenApiParameter("status", str, enum=["pending", "approved", "rejected"])],
+        parameters=[PendingQuery],
         responses={200: inline_serializer("PendingList", {"count": serializers.IntegerField(),
                                                           "items": serializers.ListField(child=serializers.DictField())})},
         examples=[OpenApiExample("queue", value={"count": 1, "items": [PENDING_EXAMPLE]}, response_only=True)],
     )
     def get(self, request: Request) -> Response:
-        queryset = PendingWrite.objects.filter(volume=volume_for(self.tenant),
-                                               status=request.query_params.get("status", "pending"))
-        if target := request.query_params.get("target"):
+        query = PendingQuery.parse(request)
+        queryset = PendingWrite.objects.filter(volume=volume_for(self.tenant), status=query.get("status", "pending"))
+        if target := query.get("target"):
             queryset = queryset.filter(target=target)
         items = [pending_item(p) for p in queryset.order_by("created_at", "id")[:500]]
         return Response({"count": queryset.count(), "items": items})
@@ -58,8 +93,7 @@ class PendingListView(MemoryAPIView):
 class PendingApproveView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_approve", summary="Approve, optionally after editing content", tags=["memory review"],
-        request=inline_serializer("PendingEdit", {"content": serializers.CharField(required=False),
-                                                  "operations": serializers.ListField(child=serializers.DictField(), required=False)}),
+        request=PendingEdit,
         responses={200: inline_serializer("PendingApproved", {"success": serializers.BooleanField(),
                                                               "version": serializers.IntegerField()}),
                    **errors({404: ["PENDING_NOT_FOUND"], 409: ["TARGET_CHANGED", "NOT_PENDING", "NO_MATCH",
@@ -70,7 +104,7 @@ class PendingApproveView(MemoryAPIView):
     )
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
-        edit = body_object(request.data) or None
+        edit = validated(PendingEdit, request.data) or None
         outcome = pending_approve(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, edit=edit)
         item = PendingWrite.objects.filter(volume__tenant=self.tenant, pk=_pending_id(pending_id)).first()
         return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), item.target if item else "memory")
@@ -79,7 +113,7 @@ class PendingApproveView(MemoryAPIView):
 class PendingRejectView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_reject", summary="Reject with an optional reason", tags=["memory review"],
-        request=inline_serializer("PendingReject", {"reason": serializers.CharField(required=False)}),
+        request=PendingReject,
         responses={200: inline_serializer("PendingRejected", {"success": serializers.BooleanField()}),
                    **errors({404: ["PENDING_NOT_FOUND"], 409: ["NOT_PENDING"]})},
         examples=[OpenApiExample("reject", value={"reason": "one-off detail"}, request_only=True),
@@ -87,9 +121,7 @@ class PendingRejectView(MemoryAPIView):
     )
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
-        reason = body_object(request.data).get("reason", "")
-        if not isinstance(reason, str):
-            raise ApiError("Request not understood: 'reason' must be a string.", code="INVALID_REQUEST", status=400)
+        reason = str(validated(PendingReject, request.data).get("reason", ""))
         outcome = pending_reject(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, reason=reason)
         return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), "memory")
 
@@ -97,7 +129,7 @@ class PendingRejectView(MemoryAPIView):
 class PendingApproveAllView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_approve_all", summary="Approve oldest first, stopping at the first failure",
-        tags=["memory review"], request=inline_serializer("ApproveAll", {"target": serializers.CharField(required=False)}),
+        tags=["memory review"], request=ApproveAll,
         responses={200: inline_serializer("ApprovedAll", {"approved": serializers.ListField(child=serializers.IntegerField()),
                    "failed": serializers.DictField(allow_null=True), "remaining": serializers.IntegerField()})},
         examples=[OpenApiExample("result", value={"approved": [7], "failed": {"id": 8, "code": "OVER_LIMIT",
@@ -105,8 +137,10 @@ class PendingApproveAllView(MemoryAPIView):
     )
     def post(self, request: Request) -> Response:
         self.require_reviewer_scope()
-        target = body_object(request.data).get("target")
-        if target not in (None, "memory", "user"):
+        body = body_object(request.data)
+        target = body.get("target")
+        if isinstance(target, str) and target not in TARGETS:
             raise ApiError(f"Target '{target}' is not valid; the targets are 'memory' and 'user'.",
                            code="INVALID_TARGET", status=400)
+        validated(ApproveAll, body)  # unknown fields, and a target that is null or not a string
         return Response(pending_approve_all(tenant=self.tenant, reviewer=self.actor, target=target))

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
+from memoryhub.api.strict import PageQuery, StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
 from tenants.api.memory_base import MemoryAPIView, rest_response, rule_error
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
@@ -42,11 +43,41 @@ Listing = inline_serializer("MemoryListing", {
     "entry_count": serializers.IntegerField(), "version": serializers.IntegerField(),
     "pending_count": serializers.IntegerField(),
 })
-WriteBody = inline_serializer("MemoryWrite", {
-    "action": serializers.ChoiceField(choices=["add", "replace", "remove", "list"], required=False),
-    "content": serializers.CharField(required=False), "old_text": serializers.CharField(required=False),
-    "operations": serializers.ListField(child=serializers.DictField(), required=False),
-})
+
+
+class MemoryWriteOperation(StrictSerializer):
+    action = StrictChoiceField(choices=["add", "replace", "remove"])
+    content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    old_text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class MemoryWrite(StrictSerializer):
+    # The schema of the REST write. The values are checked by tenants/memory/rules.py, in
+    # the order and with the codes of docs/memory-files.md; strict_write_shape() adds
+    # what the schema says beyond that: no unknown fields, no nulls.
+    action = StrictChoiceField(choices=["add", "replace", "remove", "list", *rules.ALIASES], required=False)
+    content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    old_text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+    operations = MemoryWriteOperation(many=True, required=False, max_length=rules.MAX_OPERATIONS, allow_empty=False)
+
+
+def strict_write_shape(data: dict[str, object]) -> None:
+    """Unknown fields and nulls in a REST write are refused (INVALID_REQUEST, counted by the
+    retry cap like any other refusal); the tool form keeps the original tool's leniency."""
+    items: list[tuple[str, dict[str, object], frozenset[str]]] = [("", data, WRITE_FIELDS)]
+    operations = data.get("operations")
+    if isinstance(operations, list):
+        items += [(f"operation {i}: ", op, OPERATION_FIELDS) for i, op in enumerate(operations, 1) if isinstance(op, dict)]
+    for where, item, known in items:
+        for name, value in item.items():
+            if name not in known:
+                raise rules.invalid(f"{where}unknown field '{name}'")
+            if value is None:
+                raise rules.invalid(f"{where}'{name}' must not be null")
+
+
+WRITE_FIELDS = frozenset(MemoryWrite().fields)
+OPERATION_FIELDS = frozenset(MemoryWriteOperation().fields)
 WriteResult = inline_serializer("MemoryWriteResult", {
     "success": serializers.BooleanField(), "done": serializers.BooleanField(), "target": serializers.CharField(),
     "message": serializers.CharField(), "usage": serializers.CharField(), "entry_count": serializers.IntegerField(),
@@ -96,7 +127,7 @@ class MemoryStoreView(MemoryAPIView):
 
     @extend_schema(
         operation_id="memory_write", summary="add / replace / remove, or a batch of operations", tags=["memory files"],
-        parameters=[TARGET_PARAM, *WRITE_HEADERS], request=WriteBody,
+        parameters=[TARGET_PARAM, *WRITE_HEADERS], request=MemoryWrite,
         responses={200: WriteOrList, 202: WriteResult, **errors({
             404: ["SESSION_NOT_FOUND"], 409: ["NO_MATCH", "AMBIGUOUS_MATCH"],
             422: ["OVER_LIMIT", "ENTRY_TOO_LONG", "THREAT_BLOCKED"], 429: ["RETRY_LIMIT", "THROTTLED"],
@@ -114,6 +145,7 @@ class MemoryStoreView(MemoryAPIView):
         volume = volume_for(self.tenant)
         try:
             parsed = rules.parse_request(request.data, target)
+            strict_write_shape(request.data)
         except MemoryRuleError as exc:
             return rest_response(self.count_outcome(_refusal(exc), volume, target), volume, target)
         if parsed.action == "list":
@@ -140,7 +172,7 @@ class HistoryCursor(CursorPagination):
 class MemoryHistoryView(MemoryAPIView):
     @extend_schema(
         operation_id="memory_history", summary="Versions of one store, newest first", tags=["memory files"],
-        parameters=[TARGET_PARAM, OpenApiParameter("cursor", str)],
+        parameters=[TARGET_PARAM, PageQuery],
         responses={200: inline_serializer("MemoryHistory", {"items": serializers.ListField(child=serializers.DictField()),
                                                             "next_cursor": serializers.CharField(allow_null=True)})},
         examples=[OpenApiExample("page", value={"items": [{"number": 2, "created_at": "2026-11-30T10:00:00Z",
@@ -150,6 +182,7 @@ class MemoryHistoryView(MemoryAPIView):
     )
     def get(self, request: Request, target: str) -> Response:
         target = target_of(target)
+        PageQuery.parse(request)
         volume = volume_for(self.tenant)
         pager = HistoryCursor()
         page = pager.paginate_queryset(MemoryVersion.objects.filter(volume=volume, target=target), request, view=self) or []
@@ -171,9 +204,9 @@ class MemoryHistoryView(MemoryAPIView):
         return Response({"items": items, "next_cursor": cursor})
 
 
-class UndoInput(serializers.Serializer):
-    version = serializers.IntegerField(min_value=0)
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+class UndoInput(StrictSerializer):
+    version = StrictIntegerField(min_value=0)
+    reason = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
 
 
 class MemoryUndoView(MemoryAPIView):

@@ -41,3 +41,29 @@ def test_limited_keys_list_only_their_agents(acme, globex, make_key, client_for)
     _, limited = make_key(acme, "agent", agents=["b"])
     assert [a["slug"] for a in client_for(limited).get("/api/v1/agents").json()["items"]] == ["b"]
     assert [a["slug"] for a in client_for(admin).get("/api/v1/agents").json()["items"]] == ["a", "b"]
+
+
+# Strictness (docs/api.md "Conventions"): no coercion, unknown fields refused.
+
+def test_creating_an_agent_refuses_a_number_as_its_name(acme, admin_kv):
+    response = admin_kv.client.post("/api/v1/agents", {"slug": "release-notes", "name": 0}, format="json")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "INVALID_REQUEST"
+    assert [e["path"] for e in error["details"]["errors"]] == ["name"]
+    assert not Agent.objects.filter(tenant=acme, slug="release-notes").exists()
+
+
+def test_creating_an_agent_refuses_unknown_fields_and_null(acme, admin_kv):
+    for body, path in [({"slug": "release-notes", "title": "x"}, "title"), ({"slug": "release-notes", "name": None}, "name"),
+                       ({"slug": 12}, "slug")]:
+        response = admin_kv.client.post("/api/v1/agents", body, format="json")
+        assert response.status_code == 400, body
+        assert [e["path"] for e in error_of(response)["details"]["errors"]] == [path]
+    assert not Agent.objects.filter(tenant=acme).exists()
+
+
+def test_a_slug_outside_the_pattern_keeps_its_own_code(admin_kv):
+    response = admin_kv.client.post("/api/v1/agents", {"slug": "Release Notes"}, format="json")
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "INVALID_AGENT"

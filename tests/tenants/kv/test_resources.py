@@ -112,3 +112,41 @@ def test_clear_reports_the_count(kv):
 def test_put_validates_like_set(kv):
     assert error_of(kv.client.put(kv.url("namespaces/default/keys/k"), {"value": None}, format="json"))["code"] == "VALUE_REQUIRED"
     assert error_of(kv.client.put(kv.url("namespaces/default/keys/k"), [1], format="json"))["code"] == "INVALID_REQUEST"
+
+
+# Strictness (docs/api.md "Conventions"): unknown fields and filters refused, no coercion.
+
+def test_a_put_refuses_unknown_fields(kv):
+    from tenants.models import KvEntry
+
+    response = kv.client.put(kv.url("namespaces/default/keys/k"), {"value": 1, "namespace": "other"}, format="json")
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "INVALID_REQUEST"
+    assert [e["path"] for e in error["details"]["errors"]] == ["namespace"]
+    assert not KvEntry.objects.exists()
+
+
+def test_the_key_page_refuses_unknown_filters(kv):
+    kv.set("a", 1)
+    response = kv.client.get(kv.url("namespaces/default/keys") + "?startswith=a")
+    assert response.status_code == 400
+    assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["startswith"]
+
+
+def test_the_key_page_limit_is_plain_digits(kv):
+    kv.set("a", 1)
+    for bad in ("%2B5", "5.0", "1_0", "%205", "0", "1001", "ten"):
+        response = kv.client.get(kv.url("namespaces/default/keys") + f"?limit={bad}")
+        assert response.status_code == 400, bad
+        assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["limit"], bad
+    assert kv.client.get(kv.url("namespaces/default/keys") + "?limit=5").status_code == 200
+
+
+def test_the_query_addressed_key_refuses_other_parameters(kv):
+    kv.set("a", 1)
+    response = kv.client.get(kv.url("namespaces/default/key") + "?key=a&version=1")
+    assert response.status_code == 400
+    assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["version"]
+    assert kv.client.get(kv.url("namespaces/default/key") + "?key=a").status_code == 200
+    assert kv.client.get(kv.url("namespaces/default/key") + "?key=%20a%20").status_code == 404  # never trimmed

@@ -195,3 +195,23 @@ def test_live_writes_in_a_run_record_the_run_on_the_key(kv):
     run = new_run(kv)
     call(kv, run, 1, {"action": "set", "key": "k", "value": 1})
     assert kv.client.get(kv.url("namespaces/default/keys/k")).json()["last_run_id"] == run
+
+
+# Strictness (docs/api.md "Conventions"): no coercion, unknown fields and filters refused.
+
+def test_starting_a_run_refuses_a_string_for_lax(kv):
+    for body, path in [({"lax": "true"}, "lax"), ({"lax": 1}, "lax"), ({"mode": None}, "mode"),
+                       ({"mode": "record", "dry_run": True}, "dry_run")]:
+        response = kv.client.post(kv.url("runs"), body, format="json")
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path]
+    assert not KvRun.objects.exists()
+
+
+def test_the_run_list_refuses_unknown_query_parameters(kv):
+    new_run(kv)
+    response = kv.client.get(kv.url("runs") + "?status=open")
+    assert response.status_code == 400
+    assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["status"]

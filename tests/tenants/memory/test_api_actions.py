@@ -184,3 +184,35 @@ def test_bad_shapes_are_invalid_request(mem):
         assert error_of(response)["message"].startswith("Request not understood: ")
     assert error_of(mem.batch("memory", [{"action": "list"}]))["code"] == "UNKNOWN_ACTION"
     assert error_of(mem.post("profile", {"action": "add", "content": "x"}))["code"] == "INVALID_TARGET"
+
+
+# Strictness of the REST form (docs/api.md "Conventions"); the tool form keeps the
+# original tool's leniency (docs/memory-files.md).
+
+def test_a_rest_write_refuses_unknown_fields(mem):
+    for body in ({"action": "add", "content": "fact", "tags": ["x"]},
+                 {"operations": [{"action": "add", "content": "fact", "why": "x"}]},
+                 {"action": "list", "verbose": True}):
+        response = mem.post("memory", body)
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST" and "unknown field" in error["message"], body
+    assert mem.entries("memory") == []
+    assert not MemoryVersion.objects.exists()
+
+
+def test_a_rest_write_refuses_null_fields(mem):
+    for body in ({"action": "add", "content": "fact", "old_text": None},
+                 {"operations": [{"action": "add", "content": "fact"}], "action": None},
+                 {"operations": [{"action": "add", "content": "fact", "old_text": None}]}):
+        response = mem.post("memory", body)
+        assert response.status_code == 400, body
+        assert error_of(response)["code"] == "INVALID_REQUEST"
+    assert mem.entries("memory") == []
+
+
+def test_the_tool_still_takes_null_arguments_as_absent(mem):
+    response = mem.client.post("/api/v1/tools/memory", {"action": "add", "target": None, "content": "fact",
+                                                        "old_text": None}, format="json")
+    assert response.status_code == 200 and response.json()["success"] is True
+    assert mem.entries("memory") == ["fact"]

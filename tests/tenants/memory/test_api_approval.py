@@ -137,3 +137,44 @@ def test_a_refused_edit_does_not_replace_the_pending_content(acme, make_key, cli
     item = PendingWrite.objects.get(pk=pending_id)
     assert item.payload == {"action": "add", "content": "Project uses Bun"}
     assert item.last_error["code"] == "THREAT_BLOCKED" and item.status == "pending"
+
+
+# Strictness (docs/api.md "Conventions"): no coercion, unknown fields and filters refused.
+
+def test_the_pending_list_refuses_an_unknown_target_or_status(acme, make_key, client_for):
+    client = client_for(make_key(acme, "agent")[1])
+    for query, path in [("target=AAA", "target"), ("status=done", "status"), ("target=", "target"),
+                        ("origin=review", "origin")]:
+        response = client.get(f"/api/v1/pending?{query}")
+        assert response.status_code == 400, query
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path], query
+
+
+def test_approve_all_refuses_a_null_target_and_unknown_fields(acme, make_key, client_for, reviewer_mem):
+    mem = Mem(client_for(make_key(acme, "agent")[1]))
+    staged(mem, "memory", "keep me")
+    for body, path in [({"target": None}, "target"), ({"target": "memory", "limit": 1}, "limit")]:
+        response = reviewer_mem.client.post("/api/v1/pending/approve-all", body, format="json")
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path], body
+    assert error_of(reviewer_mem.client.post("/api/v1/pending/approve-all", {"target": "AAA"},
+                                             format="json"))["code"] == "INVALID_TARGET"
+    assert PendingWrite.objects.get().status == "pending"
+
+
+def test_reject_and_approve_refuse_unknown_fields(acme, make_key, client_for, reviewer_mem):
+    mem = Mem(client_for(make_key(acme, "agent")[1]))
+    pending_id = staged(mem, "memory", "keep me")["pending_id"]
+    for action, body, path in [("reject", {"reason": "x", "notify": True}, "notify"), ("reject", {"reason": 5}, "reason"),
+                               ("approve", {"content": "edited", "comment": "x"}, "comment"),
+                               ("approve", {"content": 7}, "content")]:
+        response = reviewer_mem.client.post(f"/api/v1/pending/{pending_id}/{action}", body, format="json")
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path], body
+    assert PendingWrite.objects.get().status == "pending"

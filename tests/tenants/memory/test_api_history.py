@@ -39,3 +39,25 @@ def test_the_tool_schema_describes_the_tool(mem):
     assert schema["name"] == "memory"
     assert schema["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
     assert "next chat" in schema["description"]
+
+
+# Strictness (docs/api.md "Conventions").
+
+def test_undo_refuses_a_string_version_and_unknown_fields(mem, reviewer_mem):
+    from tenants.models import MemoryVersion
+
+    mem.add("memory", "A")
+    for body, path in [({"version": "0"}, "version"), ({"version": 0.0}, "version"), ({"version": True}, "version"),
+                       ({"version": 0, "force": True}, "force"), ({"version": 0, "reason": None}, "reason")]:
+        response = reviewer_mem.client.post("/api/v1/memory/memory/undo", body, format="json")
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path], body
+    assert MemoryVersion.objects.count() == 1
+
+
+def test_history_refuses_unknown_query_parameters(mem):
+    response = mem.client.get("/api/v1/memory/memory/history?origin=human")
+    assert response.status_code == 400
+    assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["origin"]

@@ -78,3 +78,18 @@ def test_another_tenants_session_is_404(mem, globex, make_key, client_for):
     response = client_for(raw).get(f"/api/v1/sessions/{session_id}")
     assert response.status_code == 404 and error_of(response)["code"] == "SESSION_NOT_FOUND"
     assert client_for(raw).get("/api/v1/sessions/not-a-uuid").status_code == 404
+
+
+# Strictness (docs/api.md "Conventions").
+
+def test_a_session_refuses_a_number_null_or_unknown_fields(mem):
+    from tenants.models import MemorySession
+
+    for body, path in [({"chat_id": 42}, "chat_id"), ({"chat_id": None}, "chat_id"),
+                       ({"chat_id": "c1", "user": "bob"}, "user")]:
+        response = mem.client.post("/api/v1/sessions", body, format="json")
+        assert response.status_code == 400, body
+        error = error_of(response)
+        assert error["code"] == "INVALID_REQUEST"
+        assert [e["path"] for e in error["details"]["errors"]] == [path], body
+    assert not MemorySession.objects.exists()
