@@ -194,8 +194,22 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
-# A lost connection to Redis must not hang a web request that enqueues work.
-CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"socket_connect_timeout": 2, "max_retries": 1}
+# Redis redelivers a message its worker has not acknowledged within this many seconds: a
+# task whose worker was killed outright (kill -9, a lost host) runs again after it. A
+# message stays unacknowledged while it waits for its countdown (retry backoff, at most
+# 300 s: tests/memoryhub/test_celery_settings.py) and while it runs (CELERY_TASK_TIME_LIMIT),
+# so the default is that countdown plus twice the time limit, one of them a margin; a
+# shorter one would run slow or retried tasks twice (docs/operations.md "Processes").
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 2 * CELERY_TASK_TIME_LIMIT + 300)
+if CELERY_VISIBILITY_TIMEOUT <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("CELERY_VISIBILITY_TIMEOUT must be longer than CELERY_TASK_TIME_LIMIT, "
+                               "or running tasks are delivered twice")
+# A lost connection to Redis must not hang a web request that enqueues work. Every worker
+# looks for messages past their visibility timeout every 10 s (kombu's default throttle
+# would make that every 100 s): a scan of one small sorted set.
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"socket_connect_timeout": 2, "max_retries": 1,
+                                                   "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+                                                   "unacked_restore_throttle": 1}
 if not REDIS_URL and CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "broker"
     _queue_dir.mkdir(parents=True, exist_ok=True)

@@ -37,14 +37,16 @@ def _test_database_url() -> str:
 
 @contextmanager
 def celery_worker(*, concurrency_pool: str = "solo", ready_timeout: float = 60,
-                  extra_args: Sequence[str] = (), env: dict[str, str] | None = None
-                  ) -> Iterator[subprocess.Popen[bytes]]:
+                  extra_args: Sequence[str] = (), env: dict[str, str] | None = None,
+                  queue: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """A worker consuming a queue of its own, so nothing else steals or leaves its tasks.
-    `extra_args` go to `celery worker` as they are (for example `--concurrency=1`)."""
+    `extra_args` go to `celery worker` as they are (for example `--concurrency=1`). Pass the
+    `queue` of an earlier worker to start its successor (each worker has its own node name)."""
     if not settings.REDIS_URL:
         pytest.skip("REDIS_URL is not set: real-worker tests need Redis and a worker process")
-    queue = f"test-{uuid.uuid4().hex[:10]}"
-    node = f"{queue}@{socket.gethostname()}"
+    node = f"{queue}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}" if queue else None
+    queue = queue or f"test-{uuid.uuid4().hex[:10]}"
+    node = node or f"{queue}@{socket.gethostname()}"
     environment = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
