@@ -12,9 +12,9 @@ comparison is written down in docs/memory-files.md.
 
 Three kinds of rules:
 
-- whole tokens (`_TOKEN_RE`): vendor keys with a fixed prefix, JWTs, private-key blocks;
+- whole tokens: vendor keys with a fixed prefix, JWTs, private-key blocks;
   the whole match becomes `REDACTED`;
-- values (`_VALUE_RULES`): the password in a URL's user info, the value in an assignment
+- values (a `keep` group): the password in a URL's user info, the value in an assignment
   such as `password=...`, a 40-character AWS secret key near "aws"/"secret"; the text in
   front (group `keep`) stays, so the note still says what was there;
 - the tenant's literal secrets.
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 REDACTED = "***REDACTED***"
 MIN_SECRET_LENGTH = 8
@@ -40,33 +41,32 @@ MIN_SECRET_LENGTH = 8
 # a longer prefix or secret later is still caught; the test pins the real shape.
 MH_KEY = r"\bmh_[a-z0-9]{6,32}_[A-Za-z0-9]{20,}"
 
-_TOKEN_RULES: dict[str, str] = {
-    "memoryhub_key": MH_KEY,
-    # OpenAI and Anthropic (sk-proj-..., sk-ant-...).
-    "sk_key": r"\bsk-[A-Za-z0-9_-]{16,}",
-    # Stripe secret and restricted keys (pk_ keys are publishable, not secret).
-    "stripe_key": r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
-    # GitHub classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained personal access tokens.
-    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{20,}",
-    "github_pat": r"\bgithub_pat_[A-Za-z0-9_]{22,}",
-    "gitlab_token": r"\bglpat-[A-Za-z0-9_-]{20,}",
-    # AWS access key ids (long-lived AKIA, temporary ASIA).
-    "aws_key_id": r"\b(?:AKIA|ASIA)[A-Z0-9]{12,}",
-    "slack_token": r"\bxox[abeprs]-[A-Za-z0-9-]{10,}",
-    # Google API keys are exactly "AIza" + 35 characters.
-    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",
-    # header.payload.signature, both JSON parts base64url of "{..." (so "eyJ"); an unsigned
-    # token (alg none) has an empty signature.
-    # Starts only where a run of base64url characters starts, and never backtracks into
-    # it: "eyJ-eyJ-eyJ-..." stays linear.
-    "jwt": r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+",
-    # The whole block; a block cut off before its END line is redacted to the end of the text.
-    "private_key": (
-        r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"
-    ),
-}
-_TOKEN_RE = re.compile("|".join(f"(?:{source})" for source in _TOKEN_RULES.values()))
+
+@dataclass(frozen=True)
+class _Rule:
+    """One rule. `needs`: the rule cannot match unless the text (lower-cased when `folded`)
+    contains one of these literals, so most notes skip most rules after a substring test.
+    With a `keep` group, that part of the match stays and only the rest is replaced."""
+
+    regex: re.Pattern[str]
+    needs: tuple[str, ...]
+    folded: bool = False
+
+    def apply(self, text: str, folded: str) -> str:
+        if not any(literal in (folded if self.folded else text) for literal in self.needs):
+            return text
+        if "keep" in self.regex.groupindex:
+            return self.regex.sub(_keep_prefix, text)
+        return self.regex.sub(REDACTED, text)
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    return match.group("keep") + REDACTED
+
+
+def _rule(source: str, *needs: str, folded: bool = False) -> _Rule:
+    return _Rule(re.compile(source), needs, folded)
+
 
 # Names whose value is a secret: a prefix or suffix is fine (DB_PASSWORD, GITHUB_TOKEN,
 # aws_secret_access_key, client_secret).
@@ -74,36 +74,57 @@ _SECRET_NAME = (
     r"(?<![A-Za-z0-9])(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
     r"[A-Za-z0-9_.-]{0,30}"
 )
+_NAME_LITERALS = ("pass", "pwd", "secret", "token", "key")
 # One unquoted value character. The look-aheads on values are bounded (64 characters) so a
 # run such as "token:token:token:..." costs a bounded amount per start.
 _BARE = r"[^\s\"'`,;&]"
 _NOT_A_NUMBER = rf"(?={_BARE}{{0,63}}[^\s\"'`,;&0-9])"
-_VALUE_RULES: tuple[re.Pattern[str], ...] = (
+
+# Whole tokens first, then values whose name stays; in this order.
+_RULES: tuple[_Rule, ...] = (
+    _rule(MH_KEY, "mh_"),
+    # OpenAI and Anthropic (sk-proj-..., sk-ant-...).
+    _rule(r"\bsk-[A-Za-z0-9_-]{16,}", "sk-"),
+    # Stripe secret and restricted keys (pk_ keys are publishable, not secret).
+    _rule(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
+    # GitHub classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained personal access tokens.
+    _rule(r"\bgh[pousr]_[A-Za-z0-9]{20,}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    _rule(r"\bgithub_pat_[A-Za-z0-9_]{22,}", "github_pat_"),
+    _rule(r"\bglpat-[A-Za-z0-9_-]{20,}", "glpat-"),
+    # AWS access key ids (long-lived AKIA, temporary ASIA).
+    _rule(r"\b(?:AKIA|ASIA)[A-Z0-9]{12,}", "AKIA", "ASIA"),
+    _rule(r"\bxox[abeprs]-[A-Za-z0-9-]{10,}", "xox"),
+    # Google API keys are exactly "AIza" + 35 characters.
+    _rule(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", "AIza"),
+    # header.payload.signature, both JSON parts base64url of "{..." (so "eyJ"); an unsigned
+    # token (alg none) has an empty signature. Starts only where a run of base64url
+    # characters starts and never backtracks into it: "eyJ-eyJ-eyJ-..." stays linear.
+    _rule(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", "eyJ"),
+    # The whole block; a block cut off before its END line is redacted to the end of the text.
+    _rule(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+          r"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)", "PRIVATE KEY"),
     # scheme://user:password@host: postgres, mysql, redis (empty user), amqp, https, ...
-    re.compile(r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@]{0,200}:)[^\s@/]{1,200}(?=@)"),
+    _rule(r"(?P<keep>\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@]{0,200}:)[^\s@/]{1,200}(?=@)", "://"),
     # name = value / name := value: an unquoted value up to a separator of the surrounding
     # text (space, quote, comma, semicolon, &), unless it is a plain number
     # ("max_tokens=4096" is a setting, not a secret).
-    re.compile(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}:?=[ \t]{{0,8}}){_NOT_A_NUMBER}{_BARE}+"),
+    _rule(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}:?=[ \t]{{0,8}}){_NOT_A_NUMBER}{_BARE}+",
+          *_NAME_LITERALS, folded=True),
     # name: value, as in YAML or prose: only a value of 6+ characters holding a digit,
     # since "Token: rotate monthly" is prose and "Password: hunter2" is not.
-    re.compile(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}:[ \t]{{0,8}})(?={_BARE}{{6}})"
-               rf"(?={_BARE}{{0,63}}\d){_NOT_A_NUMBER}{_BARE}+"),
+    _rule(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}:[ \t]{{0,8}})(?={_BARE}{{6}})"
+          rf"(?={_BARE}{{0,63}}\d){_NOT_A_NUMBER}{_BARE}+", *_NAME_LITERALS, folded=True),
     # A quoted value without spaces, under 20 characters. Longer ones are left to the
     # scanner's hardcoded_secret rule, which refuses the write (docs/memory-files.md).
-    re.compile(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}(?::=|[:=])[ \t]{{0,8}}(?P<q>[\"'`]))"
-               r"[^\s\"'`]{1,19}(?=(?P=q))"),
+    _rule(rf"(?P<keep>{_SECRET_NAME}[\"']?[ \t]{{0,8}}(?::=|[:=])[ \t]{{0,8}}(?P<q>[\"'`]))"
+          r"[^\s\"'`]{1,19}(?=(?P=q))", *_NAME_LITERALS, folded=True),
     # Authorization headers copied into a note: "Bearer <token>".
-    re.compile(r"(?P<keep>\b(?i:bearer)[ \t]{1,8})[A-Za-z0-9._~+/-]{20,}+=*"),
+    _rule(r"(?P<keep>\b(?i:bearer)[ \t]{1,8})[A-Za-z0-9._~+/-]{20,}+=*", "bearer", folded=True),
     # A bare AWS secret access key: 40 base64 characters, one of them upper case, shortly
     # after "aws" or "secret" (alone it would also match long identifiers).
-    re.compile(r"(?P<keep>(?i:\baws|secret)[^\n]{0,40}?)(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
-               r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+    _rule(r"(?P<keep>(?i:\baws|secret)[^\n]{0,40}?)(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+          r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", "aws", "secret", folded=True),
 )
-
-
-def _keep_prefix(match: re.Match[str]) -> str:
-    return match.group("keep") + REDACTED
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
@@ -116,7 +137,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     usable = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
     if usable:
         text = re.sub("|".join(re.escape(s) for s in usable), REDACTED, text)
-    text = _TOKEN_RE.sub(REDACTED, text)
-    for rule in _VALUE_RULES:
-        text = rule.sub(_keep_prefix, text)
+    folded = text.lower()
+    for rule in _RULES:
+        text = rule.apply(text, folded)
     return text
