@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "memoryhub",
     "tenants",
     "atoms",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
@@ -390,5 +391,6 @@ LOGGING = {
     "filters": {"scrub": {"()": "memoryhub.log_scrub.ScrubFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["scrub"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # The MCP SDK logs a line per request at INFO (mcp_server/, docs/mcp.md).
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }
