@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from memoryhub.public_ids import MAX_LENGTH, new_audit_id
+
 
 class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
     def for_tenant(self, tenant: object) -> AuditEventQuerySet:
@@ -15,6 +17,8 @@ class AuditEvent(models.Model):
     """One change by one actor. Holds digests, never content, so purges leave no text here."""
 
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="audit_events")
+    # The id the API and UI show; the integer pk is global and stays internal (memoryhub/public_ids.py).
+    public_id = models.CharField(max_length=MAX_LENGTH, unique=True, default=new_audit_id, editable=False)
     actor_kind = models.CharField(max_length=16)
     actor_label = models.CharField(max_length=200)
     actor_key = models.ForeignKey(

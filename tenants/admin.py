@@ -11,7 +11,7 @@ from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.api.keys import KeySpecSerializer
 from tenants.models import Agent, ApiKey, Membership, Tenant
-from tenants.services.keys import apikey_issue, apikey_revoke
+from tenants.services.keys import TenantLimitReached, apikey_issue, apikey_limits_check, apikey_revoke
 
 
 class MembershipInline(admin.TabularInline):
@@ -48,7 +48,7 @@ class AuditedAdmin(admin.ModelAdmin):
 @admin.register(Tenant)
 class TenantAdmin(AuditedAdmin):
     audit_type = "tenant"
-    list_display = ["slug", "name", "api_rate_per_minute", "created_at"]
+    list_display = ["slug", "name", "api_rate_per_minute", "max_api_keys", "max_read_policies", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
 
@@ -103,6 +103,12 @@ class ApiKeyAddForm(forms.ModelForm):
         if not serializer.is_valid():
             for field, errors in serializer.errors.items():
                 self.add_error(field if field in self.fields else None, " ".join(map(str, errors)))
+        elif data.get("tenant") is not None:
+            # An early, friendly answer; apikey_issue checks again under the tenant lock.
+            try:
+                apikey_limits_check(tenant=data["tenant"], read_policies=data.get("read_policies") or ["default"])
+            except TenantLimitReached as exc:
+                self.add_error(None, exc.message)
         return data
 
 

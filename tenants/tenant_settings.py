@@ -20,6 +20,7 @@ from memoryhub.actors import Actor
 from memoryhub.api.strict import StrictModelSerializer, StrictSerializer, coercing_fields
 from memoryhub.audit import audit_record
 from tenants.models import Tenant
+from tenants.models.tenancy import MAX_API_KEYS_CEILING, MAX_READ_POLICIES_CEILING
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,11 @@ def combined_serializer() -> type[serializers.Serializer]:
 class CoreSettingsSerializer(StrictModelSerializer):
     class Meta:
         model = Tenant
-        fields = ["slug", "name", "api_rate_per_minute"]
+        fields = ["slug", "name", "api_rate_per_minute", "max_api_keys", "max_read_policies"]
         read_only_fields = ["slug"]
-        extra_kwargs = {"api_rate_per_minute": {"min_value": 1, "max_value": 1_000_000}}
+        extra_kwargs = {"api_rate_per_minute": {"min_value": 1, "max_value": 1_000_000},
+                        "max_api_keys": {"min_value": 1, "max_value": MAX_API_KEYS_CEILING},
+                        "max_read_policies": {"min_value": 1, "max_value": MAX_READ_POLICIES_CEILING}}
 
 
 register_section(SettingsSection("core", CoreSettingsSerializer, lambda tenant: tenant))

@@ -14,7 +14,7 @@ from memoryhub.models import AuditEvent
 from tenants import dashboard as dashboard_data
 from tenants.api.keys import KeySpecSerializer
 from tenants.models import ApiKey, KeyKind, Membership, Role
-from tenants.services.keys import apikey_create, apikey_revoke
+from tenants.services.keys import TenantLimitReached, apikey_create, apikey_revoke
 from tenants.ui import CURRENT_TENANT_SESSION_KEY, tenant_view
 
 
@@ -66,6 +66,7 @@ def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:
     tenant = request.tenant  # type: ignore[attr-defined]
     return {
         "keys": ApiKey.objects.for_tenant(tenant).order_by("revoked_at", "-created_at"),
+        "active_key_count": ApiKey.objects.for_tenant(tenant).active().count(),
         "kinds": KeyKind.choices,
         **extra,
     }
@@ -91,11 +92,14 @@ def keys(request: HttpRequest) -> HttpResponse:
             **({"write_policies": p} if (p := _split(request.POST.get("write_policies", ""))) else {}),
         })
         if spec.is_valid():
-            key, raw = apikey_create(
-                tenant=request.tenant,  # type: ignore[attr-defined]
-                actor=Actor.for_user(request.user), created_by=request.user, **spec.validated_data,
-            )
-            extra = {"new_key": key, "new_secret": raw}
+            try:
+                key, raw = apikey_create(
+                    tenant=request.tenant,  # type: ignore[attr-defined]
+                    actor=Actor.for_user(request.user), created_by=request.user, **spec.validated_data,
+                )
+                extra = {"new_key": key, "new_secret": raw}
+            except TenantLimitReached as exc:
+                extra = {"errors": {exc.details["limit"]: [exc.message]}, "form_data": request.POST}
         else:
             extra = {"errors": spec.errors, "form_data": request.POST}
     template = "tenants/keys.html#key-panel" if request.htmx else "tenants/keys.html"

@@ -88,18 +88,21 @@ def filtered_events(tenant: object, params: Any) -> tuple[QuerySet[AuditEvent], 
 
 
 def make_cursor(event: AuditEvent) -> str:
-    return signing.dumps([event.created_at.isoformat(), event.pk], salt=CURSOR_SALT, compress=True)
+    # Signed, not encrypted: anyone can read it, so it names the row by its public id, never
+    # by the global pk (memoryhub/public_ids.py).
+    return signing.dumps([event.created_at.isoformat(), event.public_id], salt=CURSOR_SALT, compress=True)
 
 
 def after_cursor(events: QuerySet[AuditEvent], cursor: str) -> QuerySet[AuditEvent]:
     """Rows older than the cursor's row. Raises ValueError for a cursor we did not sign."""
     try:
-        created, pk = signing.loads(cursor, salt=CURSOR_SALT)
+        created, public_id = signing.loads(cursor, salt=CURSOR_SALT)
         at = datetime.fromisoformat(created)
-        pk = int(pk)
+        if not isinstance(public_id, str):
+            raise TypeError("bad cursor")
     except (signing.BadSignature, TypeError, ValueError) as exc:
         raise ValueError("bad cursor") from exc
-    return events.filter(Q(created_at__lt=at) | Q(created_at=at, pk__lt=pk))
+    return events.filter(Q(created_at__lt=at) | Q(created_at=at, public_id__lt=public_id))
 
 
 @tenant_view(Role.VIEWER)
@@ -116,7 +119,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         except ValueError:
             notice = "That page link is not valid any more; showing the newest entries."
             cursor = ""
-    rows = list(events.order_by("-created_at", "-pk")[: PAGE_SIZE + 1])
+    rows = list(events.order_by("-created_at", "-public_id")[: PAGE_SIZE + 1])
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     context = {

@@ -315,7 +315,7 @@ def entry_diff(before: list[str], after: list[str]) -> tuple[list[str], list[str
 def _history_context(request: HttpRequest, target: str, **extra: Any) -> dict[str, Any]:
     volume = volume_for(tenant_of(request))
     before = int_or_none(request.GET.get("before"))
-    versions = MemoryVersion.objects.filter(volume=volume, target=target).order_by("-number")
+    versions = MemoryVersion.objects.filter(volume=volume, target=target).select_related("pending").order_by("-number")
     if before is not None:
         versions = versions.filter(number__lt=before)
     page = list(versions[: VERSIONS_PER_PAGE + 1])

@@ -85,8 +85,8 @@ def _render_pending(request: HttpRequest, *, events: tuple[str, ...] = (), **ext
     return render(request, "memory/pending.html", "pending-panel", _pending_context(request, **extra), events=events)
 
 
-def _pending_item(request: HttpRequest, pending_id: int) -> PendingWrite:
-    return get_object_or_404(PendingWrite, volume__tenant=tenant_of(request), pk=pending_id)
+def _pending_item(request: HttpRequest, pending_id: str) -> PendingWrite:
+    return get_object_or_404(PendingWrite, volume__tenant=tenant_of(request), public_id=pending_id)
 
 
 @tenant_view(Role.VIEWER)
@@ -111,17 +111,17 @@ def _edit_of(request: HttpRequest, row: PendingRow) -> tuple[dict[str, Any] | No
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_approve_view(request: HttpRequest, pending_id: int) -> HttpResponse:
+def pending_approve_view(request: HttpRequest, pending_id: str) -> HttpResponse:
     """Approve as staged, or after editing the content of its add/replace steps."""
     item = _pending_item(request, pending_id)
     row = PendingRow(item, _steps_of(item))
     edit, drafts = _edit_of(request, row)
-    outcome = pending_approve(tenant=tenant_of(request), pending_id=item.pk, reviewer=actor_of(request), edit=edit)
+    outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
     if outcome.error is None:
-        notice = f"Approved #{item.pk}{' after your edit' if edit else ''}: {item.summary}"
+        notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
         return _render_pending(request, notice=notice, events=(PENDING_CHANGED, MEMORY_CHANGED))
     if outcome.error.code == "NOT_PENDING":
-        return _render_pending(request, notice=f"#{item.pk}: {outcome.error.message}", notice_is_error=True,
+        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
                                events=(PENDING_CHANGED,))
     item.refresh_from_db()  # pending_approve recorded last_error
     kept = drafts if edit else None
@@ -131,14 +131,14 @@ def pending_approve_view(request: HttpRequest, pending_id: int) -> HttpResponse:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_reject_view(request: HttpRequest, pending_id: int) -> HttpResponse:
+def pending_reject_view(request: HttpRequest, pending_id: str) -> HttpResponse:
     item = _pending_item(request, pending_id)
-    outcome = pending_reject(tenant=tenant_of(request), pending_id=item.pk, reviewer=actor_of(request),
+    outcome = pending_reject(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request),
                              reason=request.POST.get("reason", "").strip())
     if outcome.error is not None:
-        return _render_pending(request, notice=f"#{item.pk}: {outcome.error.message}", notice_is_error=True,
+        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
                                events=(PENDING_CHANGED,))
-    return _render_pending(request, notice=f"Rejected #{item.pk}: {item.summary}", events=(PENDING_CHANGED,))
+    return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", events=(PENDING_CHANGED,))
 
 
 @tenant_view(Role.REVIEWER)

@@ -26,6 +26,8 @@ class AuditQuery(PageQuery):
 
 
 class AuditOutput(serializers.ModelSerializer):
+    # The opaque public id: the integer pk is global across tenants (memoryhub/public_ids.py).
+    id = serializers.CharField(source="public_id", read_only=True)
     actor = serializers.CharField(source="actor_label")
 
     class Meta:
@@ -52,7 +54,7 @@ class AuditListView(TenantAPIView):
         parameters=[AuditQuery],
         responses={200: AuditPage},
         examples=[OpenApiExample("A page", value={"results": [{
-            "id": 7, "actor": "key:k_3f9a2c7d1e", "actor_kind": "key", "action": "apikey.revoke",
+            "id": "ev_q4m2xk7c3vz5n6bwt2ra", "actor": "key:k_3f9a2c7d1e", "actor_kind": "key", "action": "apikey.revoke",
             "object_type": "apikey", "object_id": "k_9d8c7b6a5f", "before_digest": "3b1f…",
             "after_digest": "9e0a…", "created_at": "2026-11-30T11:00:00Z"}], "next": None}, response_only=True)],
     )

@@ -114,7 +114,7 @@ class KeyListView(TenantAPIView):
 
     @extend_schema(
         operation_id="keys_create", summary="Create a key; its secret is shown once", tags=["keys"],
-        request=KeySpecSerializer, responses={201: CreatedKeyOutput},
+        request=KeySpecSerializer, responses={201: CreatedKeyOutput, **errors({409: ["TENANT_LIMIT_REACHED"]})},
         examples=[
             OpenApiExample("An agent key", value={"kind": "agent", "name": "support bot", "agents": ["support"]}, request_only=True),
             OpenApiExample("Created", value={"key": KEY_EXAMPLE, "secret": "mh_3f9a2c7d1e_" + "x" * 40}, response_only=True),

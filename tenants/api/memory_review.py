@@ -17,7 +17,7 @@ from tenants.memory.rules import MAX_OPERATIONS, TARGETS
 from tenants.memory.service import volume_for
 from tenants.models import MemoryVolume, PendingWrite
 
-PENDING_EXAMPLE = {"id": 7, "target": "memory", "status": "pending", "origin": "foreground",
+PENDING_EXAMPLE = {"id": "pw_k3vq7d2mzr5xw4hn6t2a", "target": "memory", "status": "pending", "origin": "foreground",
                    "summary": "add: Project uses Bun and Nx", "payload": {"action": "add", "content": "Project uses Bun and Nx"},
                    "original_payload": None, "pinned": [None], "created_at": "2026-11-30T10:00:00Z",
                    "created_by": "key:k_3f9a2c7d1e", "last_error": None, "decided_at": None, "decided_by": "", "reason": ""}
@@ -27,16 +27,10 @@ def pending_item(p: PendingWrite) -> dict[str, object]:
     def iso(value: object) -> str | None:
         return value.isoformat().replace("+00:00", "Z") if value else None  # type: ignore[attr-defined]
 
-    return {"id": p.pk, "target": p.target, "status": p.status, "origin": p.origin, "summary": p.summary,
+    return {"id": p.public_id, "target": p.target, "status": p.status, "origin": p.origin, "summary": p.summary,
             "payload": p.payload, "original_payload": p.original_payload, "pinned": p.pinned,
             "created_at": iso(p.created_at), "created_by": p.created_by, "last_error": p.last_error,
             "decided_at": iso(p.decided_at), "decided_by": p.decided_by, "reason": p.reason}
-
-
-def _pending_id(raw: str) -> int:
-    if not raw.isdigit():
-        raise ApiError("No such pending item.", code="PENDING_NOT_FOUND", status=404)
-    return int(raw)
 
 
 class PendingQuery(QueryParams):
@@ -105,8 +99,8 @@ class PendingApproveView(MemoryAPIView):
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
         edit = validated(PendingEdit, request.data) or None
-        outcome = pending_approve(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, edit=edit)
-        item = PendingWrite.objects.filter(volume__tenant=self.tenant, pk=_pending_id(pending_id)).first()
+        outcome = pending_approve(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, edit=edit)
+        item = PendingWrite.objects.filter(volume__tenant=self.tenant, public_id=pending_id).first()
         return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), item.target if item else "memory")
 
 
@@ -122,7 +116,7 @@ class PendingRejectView(MemoryAPIView):
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
         reason = str(validated(PendingReject, request.data).get("reason", ""))
-        outcome = pending_reject(tenant=self.tenant, pending_id=_pending_id(pending_id), reviewer=self.actor, reason=reason)
+        outcome = pending_reject(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, reason=reason)
         return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), "memory")
 
 
@@ -130,9 +124,9 @@ class PendingApproveAllView(MemoryAPIView):
     @extend_schema(
         operation_id="pending_approve_all", summary="Approve oldest first, stopping at the first failure",
         tags=["memory review"], request=ApproveAll,
-        responses={200: inline_serializer("ApprovedAll", {"approved": serializers.ListField(child=serializers.IntegerField()),
+        responses={200: inline_serializer("ApprovedAll", {"approved": serializers.ListField(child=serializers.CharField()),
                    "failed": serializers.DictField(allow_null=True), "remaining": serializers.IntegerField()})},
-        examples=[OpenApiExample("result", value={"approved": [7], "failed": {"id": 8, "code": "OVER_LIMIT",
+        examples=[OpenApiExample("result", value={"approved": ["pw_k3vq7d2mzr5xw4hn6t2a"], "failed": {"id": "pw_b7c2n4xq5w6rty3e2mzk", "code": "OVER_LIMIT",
                   "error": "The result would hold 2,300/2,200 chars. …"}, "remaining": 2}, response_only=True)],
     )
     def post(self, request: Request) -> Response:

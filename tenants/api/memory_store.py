@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.http import JsonResponse
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -22,7 +24,8 @@ from tenants.api.memory_base import MemoryAPIView, rest_response, rule_error
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import memory_undo, memory_write, pending_count, store_state, volume_for
-from tenants.models import MemoryVersion, MemoryVolume
+from tenants.memory.tool_call import WriteContext
+from tenants.models import MemoryVersion, MemoryVolume, Origin
 
 TARGET_PARAM = OpenApiParameter("target", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["memory", "user"])
 WRITE_HEADERS = [
@@ -61,9 +64,12 @@ class MemoryWrite(StrictSerializer):
     operations = MemoryWriteOperation(many=True, required=False, max_length=rules.MAX_OPERATIONS, allow_empty=False)
 
 
-def strict_write_shape(data: dict[str, object]) -> None:
-    """Unknown fields and nulls in a REST write are refused (INVALID_REQUEST, counted by the
-    retry cap like any other refusal); the tool form keeps the original tool's leniency."""
+def strict_write_shape(data: dict[str, object], headers: WriteContext) -> None:
+    """Unknown fields, nulls and wrong types in a REST write, and malformed write headers,
+    are refused whatever the action and the key (INVALID_REQUEST, counted by the retry cap
+    like any other refusal): `list` and reviewer keys ignore what they do not use, but the
+    request is still not one the schema allows. The tool form keeps the original tool's
+    leniency (docs/memory-files.md)."""
     items: list[tuple[str, dict[str, object], frozenset[str]]] = [("", data, WRITE_FIELDS)]
     operations = data.get("operations")
     if isinstance(operations, list):
@@ -74,6 +80,15 @@ def strict_write_shape(data: dict[str, object]) -> None:
                 raise rules.invalid(f"{where}unknown field '{name}'")
             if value is None:
                 raise rules.invalid(f"{where}'{name}' must not be null")
+            if name != "operations" and not isinstance(value, str):
+                raise rules.invalid(f"{where}'{name}' must be a string")
+    if headers.origin is not None and headers.origin not in (Origin.FOREGROUND, Origin.REVIEW):
+        raise rules.invalid("X-Memoryhub-Origin must be 'foreground' or 'review'")
+    if headers.session is not None:
+        try:
+            uuid.UUID(headers.session)
+        except ValueError as exc:
+            raise rules.invalid("X-Memoryhub-Session is not a session id") from exc
 
 
 WRITE_FIELDS = frozenset(MemoryWrite().fields)
@@ -82,7 +97,7 @@ WriteResult = inline_serializer("MemoryWriteResult", {
     "success": serializers.BooleanField(), "done": serializers.BooleanField(), "target": serializers.CharField(),
     "message": serializers.CharField(), "usage": serializers.CharField(), "entry_count": serializers.IntegerField(),
     "note": serializers.CharField(), "staged": serializers.BooleanField(required=False),
-    "pending_id": serializers.IntegerField(required=False),
+    "pending_id": serializers.CharField(required=False),
 })
 # `{"action": "list"}` (or its aliases) answers the store, as GET does.
 WriteOrList = PolymorphicProxySerializer("MemoryWriteOrListing", serializers=[WriteResult, Listing],
@@ -145,7 +160,7 @@ class MemoryStoreView(MemoryAPIView):
         volume = volume_for(self.tenant)
         try:
             parsed = rules.parse_request(request.data, target)
-            strict_write_shape(request.data)
+            strict_write_shape(request.data, self.write_context())
         except MemoryRuleError as exc:
             return rest_response(self.count_outcome(_refusal(exc), volume, target), volume, target)
         if parsed.action == "list":
@@ -177,7 +192,7 @@ class MemoryHistoryView(MemoryAPIView):
                                                             "next_cursor": serializers.CharField(allow_null=True)})},
         examples=[OpenApiExample("page", value={"items": [{"number": 2, "created_at": "2026-11-30T10:00:00Z",
                   "origin": "foreground", "actor": "key:k_3f9a2c7d1e", "reason": "", "session_id": None,
-                  "pending_id": 4, "approved_by": "user:bob", "before": ["A"], "after": ["A", "B"]}],
+                  "pending_id": "pw_k3vq7d2mzr5xw4hn6t2a", "approved_by": "user:bob", "before": ["A"], "after": ["A", "B"]}],
                   "next_cursor": None}, response_only=True)],
     )
     def get(self, request: Request, target: str) -> Response:
@@ -185,14 +200,14 @@ class MemoryHistoryView(MemoryAPIView):
         PageQuery.parse(request)
         volume = volume_for(self.tenant)
         pager = HistoryCursor()
-        page = pager.paginate_queryset(MemoryVersion.objects.filter(volume=volume, target=target), request, view=self) or []
+        page = pager.paginate_queryset(MemoryVersion.objects.filter(volume=volume, target=target).select_related("pending"), request, view=self) or []
         numbers = {v.number - 1 for v in page}
         earlier = dict(MemoryVersion.objects.filter(volume=volume, target=target, number__in=numbers)
                        .values_list("number", "entries"))
         items = [{
             "number": v.number, "created_at": v.created_at.isoformat().replace("+00:00", "Z"), "origin": v.origin,
             "actor": v.actor_label, "reason": v.reason, "session_id": str(v.session_id) if v.session_id else None,
-            "pending_id": v.pending_id, "approved_by": v.approved_by_label or None,
+            "pending_id": v.pending.public_id if v.pending else None, "approved_by": v.approved_by_label or None,
             "before": earlier.get(v.number - 1, []), "after": v.entries,
         } for v in page]
         next_link = pager.get_next_link()

@@ -43,9 +43,9 @@ def edited_payload(pending: PendingWrite, edit: dict[str, Any]) -> dict[str, Any
     return WriteRequest(pending.target, step.action, (Step(step.action, content, step.old_text),)).payload()
 
 
-def _decidable(volume_id: int, pending_id: int) -> PendingWrite | WriteOutcome:
-    """The locked pending item, or the refusal to answer with."""
-    pending = PendingWrite.objects.select_for_update().filter(volume_id=volume_id, pk=pending_id).first()
+def _decidable(volume_id: int, pending_id: str) -> PendingWrite | WriteOutcome:
+    """The locked pending item (by its public id), or the refusal to answer with."""
+    pending = PendingWrite.objects.select_for_update().filter(volume_id=volume_id, public_id=pending_id).first()
     if pending is None:
         return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
     if pending.status != "pending":
@@ -53,7 +53,7 @@ def _decidable(volume_id: int, pending_id: int) -> PendingWrite | WriteOutcome:
     return pending
 
 
-def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: dict[str, Any] | None = None) -> WriteOutcome:
+def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: dict[str, Any] | None = None) -> WriteOutcome:
     """Replay the payload through the normal rules (limits and scan again, never re-staged),
     replace/remove aimed at their pinned entries. On failure the item stays pending."""
     with transaction.atomic():
@@ -87,11 +87,11 @@ def pending_approve(*, tenant: Tenant, pending_id: int, reviewer: Actor, edit: d
         pending.last_error = None
         pending.save()
         audit_record(tenant=tenant, actor=reviewer, action="memory.approve", object_type="pending_write",
-                     object_id=str(pending.pk), after=pending.payload)
+                     object_id=pending.public_id, after=pending.payload)
         return WriteOutcome({"success": True, "version": number}, version=number)
 
 
-def pending_reject(*, tenant: Tenant, pending_id: int, reviewer: Actor, reason: str = "") -> WriteOutcome:
+def pending_reject(*, tenant: Tenant, pending_id: str, reviewer: Actor, reason: str = "") -> WriteOutcome:
     with transaction.atomic():
         volume = _locked(tenant)
         pending = _decidable(volume.pk, pending_id)
@@ -101,7 +101,7 @@ def pending_reject(*, tenant: Tenant, pending_id: int, reviewer: Actor, reason: 
         pending.reason = reason[:500]
         pending.save()
         audit_record(tenant=tenant, actor=reviewer, action="memory.reject", object_type="pending_write",
-                     object_id=str(pending.pk), before=pending.payload)
+                     object_id=pending.public_id, before=pending.payload)
     return WriteOutcome({"success": True})
 
 
@@ -111,9 +111,9 @@ def pending_approve_all(*, tenant: Tenant, reviewer: Actor, target: str | None =
     queryset = PendingWrite.objects.filter(volume_id=volume, status="pending").order_by("created_at", "id")
     if target:
         queryset = queryset.filter(target=target)
-    approved: list[int] = []
+    approved: list[str] = []
     failed: dict[str, Any] | None = None
-    for pending_id in list(queryset.values_list("id", flat=True)):
+    for pending_id in list(queryset.values_list("public_id", flat=True)):
         outcome = pending_approve(tenant=tenant, pending_id=pending_id, reviewer=reviewer)
         if outcome.error is not None:
             failed = {"id": pending_id, "code": outcome.error.code, "error": outcome.error.message}

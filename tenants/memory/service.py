@@ -140,10 +140,10 @@ def _stage(volume: MemoryVolume, request: WriteRequest, plan: rules.Plan, origin
             session=session,
         )
         audit_record(tenant=volume.tenant, actor=actor, action="memory.stage", object_type="pending_write",
-                     object_id=str(pending.pk), after=payload)
-    body = success_body(volume, request.target, f"Queued for review as {pending.pk}. Not saved yet; it stays out of "
+                     object_id=pending.public_id, after=payload)
+    body = success_body(volume, request.target, f"Queued for review as {pending.public_id}. Not saved yet; it stays out of "
                         "list results and new sessions until approved.")
-    body.update(staged=True, pending_id=pending.pk, note=STAGED_NOTE)
+    body.update(staged=True, pending_id=pending.public_id, note=STAGED_NOTE)
     return WriteOutcome(body, status=202)
 
 

@@ -8,6 +8,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from memoryhub.public_ids import MAX_LENGTH, new_pending_id
 from tenants.models.tenancy import Tenant
 
 TARGETS = ("memory", "user")
@@ -100,6 +101,8 @@ class PendingWrite(models.Model):
     {operations}; `pinned` the full text of each entry a replace/remove matched."""
 
     volume = models.ForeignKey(MemoryVolume, on_delete=models.CASCADE, related_name="pending_writes")
+    # The id the API and UI show; the integer pk is global and stays internal (memoryhub/public_ids.py).
+    public_id = models.CharField(max_length=MAX_LENGTH, unique=True, default=new_pending_id, editable=False)
     target = models.CharField(max_length=8)
     payload = models.JSONField()
     original_payload = models.JSONField(null=True, blank=True)
@@ -120,7 +123,7 @@ class PendingWrite(models.Model):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"pending {self.pk} ({self.status})"
+        return f"pending {self.public_id} ({self.status})"
 
 
 class MemorySession(models.Model):

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 slug_validator = RegexValidator(SLUG_RE, "Use 1-50 lowercase letters, digits and inner hyphens.")
+
+DEFAULT_MAX_API_KEYS = 100
+MAX_API_KEYS_CEILING = 10_000
+DEFAULT_MAX_READ_POLICIES = 100
+MAX_READ_POLICIES_CEILING = 1_000
 
 
 class Tenant(models.Model):
@@ -23,6 +28,17 @@ class Tenant(models.Model):
     api_rate_per_minute = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="Requests per minute per API key; empty means the server default.",
+    )
+    # Caps on what a tenant admin can make the service do per call: every active key's read
+    # policies are "served" and reported by atoms index/status (docs/api.md "Tenant settings").
+    max_api_keys = models.PositiveIntegerField(
+        default=DEFAULT_MAX_API_KEYS, validators=[MinValueValidator(1), MaxValueValidator(MAX_API_KEYS_CEILING)],
+        help_text="Most active (unrevoked) API keys the tenant may hold.",
+    )
+    max_read_policies = models.PositiveIntegerField(
+        default=DEFAULT_MAX_READ_POLICIES,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_READ_POLICIES_CEILING)],
+        help_text="Most distinct Atom read policies its active keys may name together.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -8,9 +8,18 @@ from django.db.models import F
 from django.utils import timezone
 
 from memoryhub.actors import Actor
+from memoryhub.api.errors import ApiError
 from memoryhub.audit import audit_record
 from tenants.models import ApiKey, Tenant
 from tenants.models.keys import hash_key
+
+
+class TenantLimitReached(ApiError):
+    """A new key would take the tenant past `max_api_keys` or `max_read_policies`
+    (docs/api.md "Tenant settings"). 409: the request is fine, the tenant's state refuses it."""
+
+    status = 409
+    code = "TENANT_LIMIT_REACHED"
 
 
 def _snapshot(key: ApiKey) -> dict[str, object]:
@@ -47,8 +56,26 @@ def apikey_create(
     return key, raw
 
 
+def apikey_limits_check(*, tenant: Tenant, read_policies: list[str]) -> None:
+    """Raise TenantLimitReached if one more active key reading `read_policies` would pass
+    the tenant's limits. Revoked keys count for neither limit: they serve no policy."""
+    active = list(ApiKey.objects.for_tenant(tenant).active().values_list("read_policies", flat=True))
+    if len(active) + 1 > tenant.max_api_keys:
+        raise TenantLimitReached(
+            f"This tenant may hold at most {tenant.max_api_keys} active API keys; revoke one or raise max_api_keys.",
+            details={"limit": "max_api_keys", "max": tenant.max_api_keys, "actual": len(active) + 1})
+    in_use = {policy for policies in active for policy in (policies or ["default"])}
+    wanted = in_use | set(read_policies or ["default"])
+    if len(wanted) > len(in_use) and len(wanted) > tenant.max_read_policies:
+        raise TenantLimitReached(
+            f"This tenant's active keys may read at most {tenant.max_read_policies} distinct policies; this key "
+            f"would make it {len(wanted)}.",
+            details={"limit": "max_read_policies", "max": tenant.max_read_policies, "actual": len(wanted)})
+
+
 def apikey_issue(*, key: ApiKey, actor: Actor) -> str:
-    """Give a prepared, unsaved key its prefix and hash, save it, audit it; return the raw key."""
+    """Give a prepared, unsaved key its prefix and hash, save it, audit it; return the raw key.
+    Raises TenantLimitReached (nothing saved) past the tenant's key limits."""
     prefix, raw = ApiKey.new_raw_key()
     while ApiKey.objects.filter(prefix=prefix).exists():  # 36^10 space: practically never loops
         prefix, raw = ApiKey.new_raw_key()
@@ -57,6 +84,10 @@ def apikey_issue(*, key: ApiKey, actor: Actor) -> str:
     key.read_policies = list(key.read_policies or ["default"])
     key.write_policies = list(key.write_policies or ["default"])
     with transaction.atomic():
+        # The tenant row lock serializes concurrent creations, so two of them cannot both
+        # take the last free place.
+        tenant = Tenant.objects.select_for_update().get(pk=key.tenant_id)
+        apikey_limits_check(tenant=tenant, read_policies=key.read_policies)
         key.save()
         audit_record(
             tenant=key.tenant, actor=actor, action="apikey.create", object_type="apikey",

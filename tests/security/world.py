@@ -47,7 +47,8 @@ class World:
     raw: dict[str, str] = field(default_factory=dict)
     run_id: str = ""
     session_id: str = ""
-    pending_id: int = 0
+    pending_id: str = ""  # the opaque pw_… id (docs/api.md "Tenant isolation")
+    audit_id: str = ""  # the newest audit row's opaque ev_… id
     finding_id: int = 0
     memory_version: int = 0
     atom_id: str = ""
@@ -80,7 +81,7 @@ class World:
         found |= {f"raw:{kind}": raw for kind, raw in self.raw.items()}
         found |= {"run": self.run_id, "session": self.session_id, "atom": self.atom_id,
                   "ref": self.atom_ref, "admin_ref": self.admin_ref, "receipt": self.receipt_id,
-                  "input": self.input_token}
+                  "input": self.input_token, "pending": self.pending_id, "audit": self.audit_id}
         return {name: value for name, value in found.items() if value}
 
     def leaks(self, text: str, request_text: str) -> list[str]:
@@ -118,9 +119,9 @@ def build_world(tenant: Tenant) -> World:
     world.memory_version = MemoryVolume.for_tenant(tenant).memory_version
     world.session_id = _ok(agent.post("/api/v1/sessions", {}, format="json"), 201)["id"]
     _ok(admin.patch("/api/v1/tenant", {"approval": "all"}, format="json"))
-    world.pending_id = int(_ok(agent.post("/api/v1/memory/memory", {"action": "add", "content": CANARY["pending"]},
-                                          format="json"), 202)["pending_id"])
-    assert PendingWrite.objects.filter(pk=world.pending_id, volume__tenant=tenant).exists()
+    world.pending_id = _ok(agent.post("/api/v1/memory/memory", {"action": "add", "content": CANARY["pending"]},
+                                      format="json"), 202)["pending_id"]
+    assert PendingWrite.objects.filter(public_id=world.pending_id, volume__tenant=tenant).exists()
     volume = MemoryVolume.for_tenant(tenant)
     world.finding_id = ThreatFinding.objects.create(volume=volume, target="memory", entry=CANARY["finding"],
                                                     patterns=["exfil_curl"], patterns_version=1).pk
@@ -145,6 +146,9 @@ def build_world(tenant: Tenant) -> World:
         "binding": {"key": world.keys["agent"].public_id},
         "input": {"presentations": [{"receipt": world.receipt_id}], "payloadDigest": "0" * 64}}, format="json"))
     world.input_token = observed["input"]
+    from memoryhub.models import AuditEvent
+
+    world.audit_id = AuditEvent.objects.for_tenant(tenant).first().public_id
     return world
 
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from memoryhub.actors import Actor
 from tenants.api.keys import KeySpecSerializer
 from tenants.models import KeyKind, Tenant
-from tenants.services.keys import apikey_create
+from tenants.services.keys import TenantLimitReached, apikey_create
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -40,6 +40,9 @@ class Command(BaseCommand):
         spec = KeySpecSerializer(data=data)
         if not spec.is_valid():
             raise CommandError("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in spec.errors.items()))
-        key, raw = apikey_create(tenant=tenant, actor=Actor.system("manage.py createapikey"), **spec.validated_data)
+        try:
+            key, raw = apikey_create(tenant=tenant, actor=Actor.system("manage.py createapikey"), **spec.validated_data)
+        except TenantLimitReached as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write(f"created {key.kind} key {key.public_id} for {tenant.slug}")
         self.stdout.write(raw)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+
+from memoryhub.models import AuditEvent
 from tests.conftest import error_of
 
 
@@ -55,3 +58,18 @@ def test_it_refuses_a_filter_given_twice(acme, make_key, client_for):
     response = client_for(raw).get("/api/v1/audit?action=apikey.create&action=apikey.revoke")
     assert response.status_code == 400
     assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["action"]
+
+
+def test_audit_ids_are_opaque_and_count_no_other_tenants_changes(acme, globex, make_key, client_for):
+    _, raw = make_key(acme, "admin")
+    client = client_for(raw)
+    client.post("/api/v1/keys", {"kind": "ingest"}, format="json")
+    for _ in range(3):  # another tenant's activity between two of acme's rows
+        make_key(globex, "agent")
+    client.post("/api/v1/keys", {"kind": "ingest"}, format="json")
+    events = client.get("/api/v1/audit").json()["results"]
+    rows = {row.public_id: row.pk for row in AuditEvent.objects.filter(tenant=acme)}
+    assert {e["id"] for e in events} == set(rows)
+    for e in events:
+        assert isinstance(e["id"], str) and re.fullmatch(r"ev_[a-z2-7]{20}", e["id"]), e["id"]
+        assert e["id"] != str(rows[e["id"]])

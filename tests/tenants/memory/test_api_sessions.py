@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from tenants.models import ThreatFinding
+from tenants.models import MemorySession, MemoryVersion, MemoryVolume, ThreatFinding
 from tests.conftest import error_of
 from tests.tenants.memory.helpers import seed
 
@@ -70,6 +70,24 @@ def test_40_a_chat_id_returns_its_session(mem):
 def test_any_key_may_create_sessions_even_read_only(acme, make_key, client_for):
     _, raw = make_key(acme, "ingest", read_only=True)
     assert client_for(raw).post("/api/v1/sessions", {}, format="json").status_code == 201
+
+
+def test_a_read_only_key_gets_its_frozen_snapshot_but_changes_no_memory(acme, make_key, client_for):
+    # docs/api.md "Key kinds and flags": creating a session stores the session row only.
+    seed(acme, "memory", ["A"])
+    versions = MemoryVersion.objects.count()
+    _, raw = make_key(acme, "agent", read_only=True)
+    client = client_for(raw)
+    created = client.post("/api/v1/sessions", {"chat_id": "ro-chat"}, format="json")
+    assert created.status_code == 201 and created.json()["snapshot"].endswith("\nA")
+    session_id = created.json()["id"]
+    assert client.get(f"/api/v1/sessions/{session_id}").json()["snapshot"] == created.json()["snapshot"]
+    write = client.post("/api/v1/memory/memory", {"action": "add", "content": "B"}, format="json",
+                        headers={"X-Memoryhub-Session": session_id})
+    assert write.status_code == 403 and error_of(write)["code"] == "PERMISSION_DENIED"
+    volume = MemoryVolume.objects.get(tenant=acme)
+    assert volume.memory_entries == ["A"] and MemoryVersion.objects.count() == versions
+    assert MemorySession.objects.filter(volume=volume).count() == 1
 
 
 def test_another_tenants_session_is_404(mem, globex, make_key, client_for):

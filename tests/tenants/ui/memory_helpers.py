@@ -40,4 +40,4 @@ def stage(tenant: Tenant, data: dict[str, Any], target: str = "memory") -> Pendi
     set_volume(tenant, approval="all")
     outcome = agent_write(tenant, data, target)
     assert outcome.status == 202, outcome.body
-    return PendingWrite.objects.get(pk=outcome.body["pending_id"])
+    return PendingWrite.objects.get(public_id=outcome.body["pending_id"])

@@ -42,7 +42,7 @@ def test_admin_edits_of_tenants_are_audited(admin_client, acme):
     from memoryhub.models import AuditEvent
 
     response = admin_client.post(f"/admin/tenants/tenant/{acme.pk}/change/", {
-        "slug": "acme", "name": "Acme Renamed", "api_rate_per_minute": "",
+        "slug": "acme", "name": "Acme Renamed", "api_rate_per_minute": "", "max_api_keys": "100", "max_read_policies": "100",
         "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0",
     })
     assert response.status_code == 302, response.content[:2000]

@@ -140,3 +140,24 @@ def test_an_htmx_filter_pushes_a_clean_address(client, acme, carol):
                           headers=HX)
     assert response["HX-Push-Url"] == "/t/acme/audit/?action=memory."
     assert client.get(URL, headers=HX)["HX-Push-Url"] == "/t/acme/audit/"
+
+
+def test_the_page_cursor_names_no_global_row_number(client, acme, globex, carol):
+    # The cursor is signed, not encrypted: anyone can decode it, so it must not carry the
+    # global pk, whose jumps would count other tenants' changes (memoryhub/public_ids.py).
+    from urllib.parse import parse_qs, urlparse
+
+    from django.core import signing
+
+    from tenants.views_audit import CURSOR_SALT
+
+    for i in range(PAGE_SIZE + 1):
+        event(acme, f"thing.{i}")
+        event(globex, "elsewhere")
+    client.force_login(carol)
+    first = client.get(URL).content.decode()
+    older = first.split('data-testid="older"')[0].rsplit('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+    _created, row = signing.loads(parse_qs(urlparse(older).query)["cursor"][0], salt=CURSOR_SALT)
+    last_shown = AuditEvent.objects.filter(tenant=acme).order_by("-created_at", "-public_id")[PAGE_SIZE - 1]
+    assert row == last_shown.public_id and row.startswith("ev_")
+    assert row != last_shown.pk

@@ -40,13 +40,13 @@ def test_duplicates_and_reorders_are_diffed_as_such(carol, client, acme):
 
 def test_an_approved_write_shows_its_origin_author_and_approver(bob, carol, client, acme):
     item = stage(acme, {"action": "add", "content": "Project uses Bun"})
-    assert pending_approve(tenant=acme, pending_id=item.pk, reviewer=Actor.for_user(bob)).error is None
+    assert pending_approve(tenant=acme, pending_id=item.public_id, reviewer=Actor.for_user(bob)).error is None
     client.force_login(carol)
     html = client.get(HISTORY).content.decode()
     assert '<dd data-testid="origin">foreground</dd>' in html
     assert '<dd data-testid="actor">agent-bot</dd>' in html
     assert '<dd data-testid="approved-by">user:bob</dd>' in html
-    assert f"<dd>#{item.pk}</dd>" in html
+    assert f"<dd>#{item.public_id}</dd>" in html
 
 
 def test_a_reviewer_restores_an_older_version_as_a_new_human_version(bob, client, acme):

@@ -15,11 +15,11 @@ PENDING = page_url(rest="pending/")
 
 
 def approve_url(item: PendingWrite, slug: str = "acme") -> str:
-    return page_url(slug, f"pending/{item.pk}/approve")
+    return page_url(slug, f"pending/{item.public_id}/approve")
 
 
 def reject_url(item: PendingWrite) -> str:
-    return page_url(rest=f"pending/{item.pk}/reject")
+    return page_url(rest=f"pending/{item.public_id}/reject")
 
 
 def test_the_queue_lists_pending_writes_oldest_first_with_their_details(carol, client, acme):
@@ -34,7 +34,7 @@ def test_the_queue_lists_pending_writes_oldest_first_with_their_details(carol, c
     assert response.status_code == 200
     assert [row.item.pk for row in response.context_data["rows"]] == [older.pk, newer.pk]
     html = response.content.decode()
-    assert html.index(f'data-testid="pending-{older.pk}"') < html.index(f'data-testid="pending-{newer.pk}"')
+    assert html.index(f'data-testid="pending-{older.public_id}"') < html.index(f'data-testid="pending-{newer.public_id}"')
     assert "add: likes tabs" in html and "already decided" not in html
     assert '<dd data-testid="author">agent-bot</dd>' in html
     assert "3\xa0hours ago" in html
@@ -59,7 +59,7 @@ def test_a_reviewer_approves_an_item(bob, client, acme):
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="pending-panel">')
-    assert f"Approved #{item.pk}: add: Project uses Bun" in html and "Nothing waiting for review." in html
+    assert f"Approved #{item.public_id}: add: Project uses Bun" in html and "Nothing waiting for review." in html
     assert entries_of(acme) == ["Project uses Bun"]
     version = MemoryVersion.objects.get(volume__tenant=acme, target="memory", number=1)
     assert (version.origin, version.approved_by_label, version.pending_id) == ("foreground", "user:bob", item.pk)
@@ -71,7 +71,7 @@ def test_a_plain_approve_renders_the_whole_page(alice, client, acme):
     item = stage(acme, {"action": "add", "content": "x"})
     client.force_login(alice)
     response = client.post(approve_url(item))
-    assert b"<html" in response.content and f"Approved #{item.pk}".encode() in response.content
+    assert b"<html" in response.content and f"Approved #{item.public_id}".encode() in response.content
 
 
 def test_a_reviewer_edits_the_content_then_approves(bob, client, acme):
@@ -80,7 +80,7 @@ def test_a_reviewer_edits_the_content_then_approves(bob, client, acme):
     html = client.get(PENDING).content.decode()
     assert 'name="content-1" rows="3">\nProjct uses Bun</textarea>' in html
     response = client.post(approve_url(item), {"content-1": "Project uses Bun"}, headers=HX)
-    assert f"Approved #{item.pk} after your edit".encode() in response.content
+    assert f"Approved #{item.public_id} after your edit".encode() in response.content
     assert entries_of(acme) == ["Project uses Bun"]
     item.refresh_from_db()
     assert item.original_payload == {"action": "add", "content": "Projct uses Bun"}
@@ -145,7 +145,7 @@ def test_a_reviewer_rejects_with_a_reason(bob, client, acme):
     client.force_login(bob)
     response = client.post(reject_url(item), {"reason": "  one-off  "}, headers=HX)
     assert response["HX-Trigger"] == "pendingChanged"
-    assert f"Rejected #{item.pk}: add: one-off detail".encode() in response.content
+    assert f"Rejected #{item.public_id}: add: one-off detail".encode() in response.content
     item.refresh_from_db()
     assert (item.status, item.reason, item.decided_by) == ("rejected", "one-off", "user:bob")
     assert entries_of(acme) == []
@@ -157,7 +157,7 @@ def test_deciding_an_item_twice_says_it_was_already_decided(bob, client, acme):
     client.force_login(bob)
     client.post(reject_url(item), headers=HX)
     again = client.post(approve_url(item), headers=HX)
-    assert again.status_code == 200 and f"#{item.pk}: This item was already rejected.".encode() in again.content
+    assert again.status_code == 200 and f"#{item.public_id}: This item was already rejected.".encode() in again.content
     assert b"This item was already rejected." in client.post(reject_url(item), headers=HX).content
     assert entries_of(acme) == []
 
@@ -172,7 +172,7 @@ def test_approve_all_applies_oldest_first_and_stops_at_the_first_failure(bob, cl
     response = client.post(page_url(rest="pending/approve-all"), headers=HX)
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
-    assert f"Approved 1 item. Stopped at #{second.pk}: The memory store holds 33/50 chars" in html
+    assert f"Approved 1 item. Stopped at #{second.public_id}: The memory store holds 33/50 chars" in html
     assert "2 items still pending." in html
     assert entries_of(acme) == ["z" * 10, "a" * 20]
     assert [p.status for p in PendingWrite.objects.order_by("id")] == ["approved", "pending", "pending"]
@@ -213,6 +213,16 @@ def test_another_tenants_pending_items_are_not_found(erin, bob, client, acme, gl
     assert client.post(approve_url(theirs, "globex")).status_code == 403
     theirs.refresh_from_db()
     assert theirs.status == "pending" and entries_of(globex) == []
+
+
+def test_review_urls_name_the_public_id_never_the_row_number(bob, client, acme):
+    item = stage(acme, {"action": "add", "content": "Project uses Bun"})
+    client.force_login(bob)
+    html = client.get(PENDING).content.decode()
+    assert approve_url(item) in html and f"pending/{item.pk}/" not in html
+    assert client.post(page_url(rest=f"pending/{item.pk}/approve"), headers=HX).status_code == 404
+    item.refresh_from_db()
+    assert item.status == "pending"
 
 
 def test_hostile_pending_text_is_escaped(bob, client, acme):
