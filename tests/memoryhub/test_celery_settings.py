@@ -3,6 +3,7 @@ message is delivered twice only when its worker is gone (docs/operations.md "Pro
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -39,15 +40,26 @@ def test_a_visibility_timeout_within_the_task_time_limit_is_refused():
     assert "CELERY_VISIBILITY_TIMEOUT must be longer than CELERY_TASK_TIME_LIMIT" in result.stderr
 
 
+def ours() -> list:
+    return [task for name, task in app.tasks.items() if name.split(".")[0] in {"memoryhub", "tenants", "atoms"}]
+
+
+def test_tasks_take_ids_only():
+    """Celery logs a task's arguments (received, succeeded, failed): they must never be
+    content or key-value names (docs/operations.md "Logs"). A new parameter needs a look."""
+    allowed = {"self", "tenant_id", "volume_id", "atom_id", "policy", "config", "full", "username"}
+    for task in ours():
+        assert set(inspect.signature(task.run).parameters) <= allowed, task.name
+
+
 def test_no_task_waits_longer_for_a_retry_than_the_visibility_timeout_allows():
     """A retry is a new message held unacknowledged by a worker until its countdown ends,
     then run: countdown plus time limit must stay within the timeout. The default leaves
     300 s for countdowns; a task that could wait longer must raise it."""
     budget = settings.CELERY_VISIBILITY_TIMEOUT - settings.CELERY_TASK_TIME_LIMIT
     assert budget >= 300
-    ours = [task for name, task in app.tasks.items() if name.split(".")[0] in {"memoryhub", "tenants", "atoms"}]
-    assert len(ours) >= 8
-    for task in ours:
+    assert len(ours()) >= 8
+    for task in ours():
         if not getattr(task, "autoretry_for", ()):
             continue
         # celery/app/autoretry.py: min(retry_backoff_max, retry_backoff * 2 ** retries).
