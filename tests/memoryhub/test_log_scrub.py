@@ -221,3 +221,15 @@ def test_a_filter_failure_keeps_the_line_without_its_text(records, monkeypatch):
     logging.getLogger("memoryhub.tests").warning("about %s", VALUE)
     assert leaks(records) == []
     assert records[-1].getMessage() == "log record withheld: scrubbing failed (RuntimeError)"
+
+
+def test_a_refused_database_connection_keeps_its_reason(records):
+    """The driver's own connection failures name a host, never data: operators need them."""
+    psycopg = pytest.importorskip("psycopg")
+    from tests.faults.conftest import closed_port
+
+    with pytest.raises(psycopg.OperationalError) as caught:
+        psycopg.connect(f"postgresql://nobody@127.0.0.1:{closed_port()}/none", connect_timeout=2)
+    logging.getLogger("memoryhub.api").error("database unavailable", exc_info=caught.value)
+    assert "OperationalError: connection failed" in records[-1].exc_text
+    assert "message withheld" not in records[-1].exc_text
