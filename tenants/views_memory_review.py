@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
 
+from memoryhub import threats
 from tenants.memory import rules
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.files import disk_state, drift_import_disk, drift_overwrite_disk
@@ -68,6 +69,18 @@ def _steps_of(item: PendingWrite, drafts: dict[int, str] | None = None) -> list[
             for i, op in enumerate(operations, start=1)]
 
 
+def _redacted_row(row: PendingRow, secrets: list[str]) -> PendingRow:
+    """What a viewer sees: every text redacted again at display time. Items are stored
+    redacted; this also covers the tenant's secrets added after an item was staged."""
+    def clean(text: str | None) -> str | None:
+        return threats.redact(text, secrets) if text is not None else None
+
+    row.item.summary = clean(row.item.summary) or ""
+    row.steps = [{**step, **{name: clean(step[name]) for name in ("content", "old_text", "pinned", "draft")}}
+                 for step in row.steps]
+    return row
+
+
 def _pending_context(request: HttpRequest, *, focus: PendingRow | None = None, **extra: Any) -> dict[str, Any]:
     volume = volume_for(tenant_of(request))
     target = request.GET.get("target") if request.GET.get("target") in rules.TARGETS else ""
@@ -77,6 +90,8 @@ def _pending_context(request: HttpRequest, *, focus: PendingRow | None = None, *
     page = Paginator(queryset, PENDING_PER_PAGE).get_page(request.GET.get("page"))
     rows = [focus if focus is not None and focus.item.pk == item.pk else PendingRow(item, _steps_of(item))
             for item in page]
+    if not can_act(request):
+        rows = [_redacted_row(row, volume.secrets) for row in rows]
     return {"rows": rows, "page": page, "target": target, "query": f"?target={target}" if target else "",
             "total": pending_count(volume), "volume": volume, "can_act": can_act(request), **extra}
 

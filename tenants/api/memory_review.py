@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from memoryhub.api.errors import ApiError
 from memoryhub.api.schema import errors
 from memoryhub.api.strict import QueryParams, StrictCharField, StrictChoiceField, StrictSerializer
-from tenants.api.memory_base import MemoryAPIView, body_object, rest_response
+from tenants.api.memory_base import HUMAN_WRITERS, MemoryAPIView, body_object, rest_response
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.rules import MAX_OPERATIONS, TARGETS
 from tenants.memory.service import volume_for
@@ -23,9 +23,19 @@ PENDING_EXAMPLE = {"id": "pw_k3vq7d2mzr5xw4hn6t2a", "target": "memory", "status"
                    "created_by": "key:k_3f9a2c7d1e", "last_error": None, "decided_at": None, "decided_by": "", "reason": ""}
 
 
-def pending_item(p: PendingWrite) -> dict[str, object]:
+def pending_item(p: PendingWrite, *, with_content: bool = True) -> dict[str, object]:
+    """One queue item. Without content (another key's item, for an agent key): no payload,
+    pinned entries, text summary, error message or reason, only what and when
+    (docs/memory-files.md "Redaction")."""
     def iso(value: object) -> str | None:
         return value.isoformat().replace("+00:00", "Z") if value else None  # type: ignore[attr-defined]
+
+    if not with_content:
+        return {"id": p.public_id, "target": p.target, "status": p.status, "origin": p.origin,
+                "summary": p.summary.split(":", 1)[0], "payload": None, "original_payload": None, "pinned": [],
+                "created_at": iso(p.created_at), "created_by": p.created_by,
+                "last_error": {"code": p.last_error.get("code")} if p.last_error else None,
+                "decided_at": iso(p.decided_at), "decided_by": p.decided_by, "reason": "", "content_hidden": True}
 
     return {"id": p.public_id, "target": p.target, "status": p.status, "origin": p.origin, "summary": p.summary,
             "payload": p.payload, "original_payload": p.original_payload, "pinned": p.pinned,
@@ -68,6 +78,11 @@ def validated(serializer_class: type[StrictSerializer], data: object) -> dict[st
 
 
 class PendingListView(MemoryAPIView):
+    def sees_content_of(self, item: PendingWrite) -> bool:
+        # Reviewer and admin keys review the queue; any other key sees only its own writes'
+        # content, so one agent cannot read what another staged.
+        return self.key.kind in HUMAN_WRITERS or item.created_by_key_id == self.key.pk
+
     @extend_schema(
         operation_id="pending_list", summary="Staged writes, oldest first", tags=["memory review"],
         parameters=[PendingQuery],
@@ -80,7 +95,7 @@ class PendingListView(MemoryAPIView):
         queryset = PendingWrite.objects.filter(volume=volume_for(self.tenant), status=query.get("status", "pending"))
         if target := query.get("target"):
             queryset = queryset.filter(target=target)
-        items = [pending_item(p) for p in queryset.order_by("created_at", "id")[:500]]
+        items = [pending_item(p, with_content=self.sees_content_of(p)) for p in queryset.order_by("created_at", "id")[:500]]
         return Response({"count": queryset.count(), "items": items})
 
 

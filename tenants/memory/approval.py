@@ -63,7 +63,9 @@ def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: d
             return pending
         if edit:
             try:
-                payload = edited_payload(pending, edit)
+                # The reviewer's text is stored redacted, as a staged write is.
+                payload = rules.redacted(rules.parse_request(edited_payload(pending, edit), pending.target),
+                                         volume.secrets).payload()
             except MemoryRuleError as exc:
                 return WriteOutcome({}, exc.status, exc)
             if pending.original_payload is None:

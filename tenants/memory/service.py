@@ -130,6 +130,9 @@ def memory_write(
 
 def _stage(volume: MemoryVolume, request: WriteRequest, plan: rules.Plan, origin: str, actor: Actor,
            session: MemorySession | None) -> WriteOutcome:
+    # Stored redacted (docs/memory-files.md "Redaction"): the queue is shown to every member
+    # and the payload is replayed at approval, when it is redacted again anyway.
+    request = rules.redacted(request, volume.secrets)
     payload = request.payload()
     pending = PendingWrite.objects.filter(volume=volume, target=request.target, status="pending",
                                           payload=payload).first()
