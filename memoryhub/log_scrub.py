@@ -177,31 +177,43 @@ def _error_replacements(exceptions: list[BaseException]) -> list[tuple[str, str]
 
 # --- the filter --------------------------------------------------------------------------
 
-def _replace(text: str, pairs: list[tuple[str, str]]) -> str:
-    for old, new in pairs:
-        if old in text:
-            text = text.replace(old, new)
-    return _PG_DETAIL_LINES.sub("", text)
+class _Replacer:
+    """Replaces every `old` of `pairs` in one pass, longest first, so that a replacement
+    (a route, which may contain a shorter path) is never itself rewritten."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.new = dict(pairs)
+        olds = sorted(self.new, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, olds))) if olds else None
+
+    def __call__(self, text: str) -> str:
+        if self.pattern is not None:
+            text = self.pattern.sub(lambda match: self.new[match.group(0)], text)
+        return _PG_DETAIL_LINES.sub("", text)
 
 
-def _clean(value: Any, pairs: list[tuple[str, str]]) -> Any:
+def _clean(value: Any, replace: _Replacer) -> Any:
     if isinstance(value, DATA_BEARING_ERRORS):
         return error_summary(value)
     if isinstance(value, str):
-        return _replace(value, pairs)
+        return replace(value)
     if isinstance(value, tuple):
-        return tuple(_clean(item, pairs) for item in value)
+        return tuple(_clean(item, replace) for item in value)
     if isinstance(value, list):
-        return [_clean(item, pairs) for item in value]
+        return [_clean(item, replace) for item in value]
     if isinstance(value, dict):
-        return {key: _clean(item, pairs) for key, item in value.items()}
+        return {key: _clean(item, replace) for key, item in value.items()}
     if isinstance(value, BaseException):
-        return _replace(repr(value), pairs)
+        return replace(repr(value))
     return value
 
 
 def scrub(record: logging.LogRecord) -> None:
-    """Rewrite `record` in place (see the module docstring)."""
+    """Rewrite `record` in place (see the module docstring), once: a record may pass more
+    than one handler with the filter."""
+    if getattr(record, "scrubbed", False):
+        return
+    record.scrubbed = True  # type: ignore[attr-defined]
     pairs: list[tuple[str, str]] = []
     request = getattr(record, "request", None)
     if isinstance(request, HttpRequest):
@@ -214,8 +226,7 @@ def scrub(record: logging.LogRecord) -> None:
     if isinstance(record.msg, BaseException):
         found += list(_chain(record.msg))
     pairs += _error_replacements(found)
-    # Longest first, so a message is replaced whole before any part of it is.
-    pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+    replace = _Replacer(pairs)
 
     if record.name == "django.server" and isinstance(record.args, tuple) and record.args:
         first = record.args[0]
@@ -225,19 +236,19 @@ def scrub(record: logging.LogRecord) -> None:
         # "(%.3f) %s; args=%s; alias=%s": the statement has its parameters inlined.
         record.args = (record.args[0], "[statement withheld]", WITHHELD, record.args[3])
         record.sql = record.params = WITHHELD  # type: ignore[attr-defined]
-    record.msg = _clean(record.msg, pairs)
+    record.msg = _clean(record.msg, replace)
     if record.args:
-        record.args = _clean(record.args, pairs)
+        record.args = _clean(record.args, replace)
     if exc is not None and any(isinstance(e, DATA_BEARING_ERRORS) for e in found):
         # The record keeps the traceback as text (frames, classes, summaries) and drops the
         # exception object, so no handler can render the message again.
-        record.exc_text = _replace("".join(traceback.format_exception(exc)).rstrip("\n"), pairs)
+        record.exc_text = replace("".join(traceback.format_exception(exc)).rstrip("\n"))
         record.exc_info = None
     elif record.exc_text:
-        record.exc_text = _replace(record.exc_text, pairs)
+        record.exc_text = replace(record.exc_text)
     for name, value in list(record.__dict__.items()):
         if name not in _STANDARD and isinstance(value, (str, tuple, list, dict)):
-            setattr(record, name, _clean(value, pairs))
+            setattr(record, name, _clean(value, replace))
 
 
 class ScrubFilter(logging.Filter):

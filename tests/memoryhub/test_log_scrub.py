@@ -7,6 +7,7 @@ DATABASE_URL, on PostgreSQL, whose error messages carry row values."""
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -233,3 +234,18 @@ def test_a_refused_database_connection_keeps_its_reason(records):
     logging.getLogger("memoryhub.api").error("database unavailable", exc_info=caught.value)
     assert "OperationalError: connection failed" in records[-1].exc_text
     assert "message withheld" not in records[-1].exc_text
+
+
+def test_a_route_without_parameters_is_shown_once_even_through_two_filtered_handlers(client_for, records):
+    from memoryhub.log_scrub import ScrubFilter
+
+    second = logging.StreamHandler(io.StringIO())
+    second.addFilter(ScrubFilter())
+    logging.getLogger().handlers.insert(0, second)
+    try:
+        assert client_for(None).get("/api/v1/whoami?cursor=zq7plant").status_code == 401
+    finally:
+        logging.getLogger().removeHandler(second)
+    lines = [r.getMessage() for r in records if r.name == "django.request"]
+    assert lines == ["Unauthorized: /api/v1/whoami [api-whoami]"]
+    assert leaks(records) == []
