@@ -216,3 +216,17 @@ def test_the_tool_still_takes_null_arguments_as_absent(mem):
                                                         "old_text": None}, format="json")
     assert response.status_code == 200 and response.json()["success"] is True
     assert mem.entries("memory") == ["fact"]
+
+
+def test_a_rest_write_refuses_wrong_types_and_bad_headers_whatever_the_action_or_key(mem, reviewer_mem):
+    for client, body, headers in [
+        (mem, {"action": "list", "content": 5}, {}),
+        (mem, {"action": "list"}, {"X-Memoryhub-Origin": "bogus"}),
+        (mem, {"action": "list"}, {"X-Memoryhub-Session": "not-a-uuid"}),
+        # A reviewer's writes are `human` whatever the header says; a bad header is still refused.
+        (reviewer_mem, {"action": "add", "content": "fact"}, {"X-Memoryhub-Origin": "bogus"}),
+    ]:
+        response = client.post("memory", body, **headers)
+        assert response.status_code == 400, (body, headers)
+        assert error_of(response)["code"] == "INVALID_REQUEST"
+    assert mem.entries("memory") == []
