@@ -22,6 +22,8 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse
 
+from memoryhub import public_ids
+
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 ERROR_COMPONENT: dict[str, Any] = {
     "type": "object",
@@ -135,13 +137,14 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
 # Path parameters shared by many operations, by name: the forms docs/kv.md and
 # docs/memory-files.md define, which the views enforce (a slug outside the pattern is 400
 # INVALID_AGENT; a namespace longer than 128 code points resolves too long and is 400
-# INVALID_NAMESPACE; a run or session id that is not a UUID names nothing and is 404).
+# INVALID_NAMESPACE; a run, session or pending id of another form names nothing and is 404).
 # Declared here once rather than on every view, so a new view taking `{agent}` gets it too.
 PATH_PARAMETERS: dict[str, dict[str, Any]] = {
     "agent": {"type": "string", "pattern": r"^[a-z0-9-]{1,64}$"},
     "ns": {"type": "string", "minLength": 1, "maxLength": 128},
     "run_id": {"type": "string", "format": "uuid"},
     "session_id": {"type": "string", "format": "uuid"},
+    "pending_id": {"type": "string", "pattern": rf"^pw_[{public_ids.ALPHABET}]{{{public_ids.LENGTH}}}$"},
 }
 
 

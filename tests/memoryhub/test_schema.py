@@ -70,3 +70,38 @@ def test_the_schema_and_docs_are_served_without_a_key(db, client):
     docs = client.get("/api/v1/docs/")
     assert docs.status_code == 200
     assert b"cdn" not in docs.content.lower()
+
+
+# Strict input (docs/api.md "Conventions"): the schema states what the server enforces.
+
+STRICT_BODIES = ["PatchedTenantSettingsRequest", "KeySpecRequest", "AgentInputRequest", "RunInputRequest",
+                 "KvPutRequest", "MemoryWriteRequest", "MemoryWriteOperationRequest", "UndoInputRequest",
+                 "SessionCreateRequest", "PendingEditRequest", "EditedOperationRequest", "PendingRejectRequest",
+                 "ApproveAllRequest"]
+
+
+def test_strict_request_bodies_refuse_unknown_fields_in_the_schema(db):
+    components = _schema()["components"]["schemas"]
+    assert {name: components[name].get("additionalProperties") for name in STRICT_BODIES} == dict.fromkeys(
+        STRICT_BODIES, False)
+    # The key-value RPC ignores unknown fields (docs/kv.md), and its schema does not claim otherwise.
+    assert components["KvMemoryCallRequest"].get("additionalProperties") is not False
+
+
+def test_path_and_query_parameters_state_their_forms(db):
+    paths = _schema()["paths"]
+
+    def parameter(path: str, method: str, name: str) -> dict:
+        return next(p["schema"] for p in paths[path][method]["parameters"] if p["name"] == name)
+
+    assert parameter("/api/v1/agents/{agent}/runs", "get", "agent")["pattern"] == "^[a-z0-9-]{1,64}$"
+    assert parameter("/api/v1/agents/{agent}/namespaces/{ns}", "delete", "ns")["maxLength"] == 128
+    assert parameter("/api/v1/agents/{agent}/runs/{run_id}", "get", "run_id")["format"] == "uuid"
+    assert parameter("/api/v1/sessions/{session_id}", "get", "session_id")["format"] == "uuid"
+    assert parameter("/api/v1/keys/{key_id}", "get", "key_id")["pattern"] == "^k_[a-z0-9]{10}$"
+    assert parameter("/api/v1/pending/{pending_id}/approve", "post", "pending_id")["pattern"].startswith("^pw_")
+    assert parameter("/api/v1/keys", "get", "cursor")["pattern"]
+    assert parameter("/api/v1/audit", "get", "action")["pattern"]
+    assert parameter("/api/v1/pending", "get", "target")["enum"] == ["memory", "user"]
+    assert parameter("/api/v1/agents/{agent}/namespaces/{ns}/keys", "get", "limit") == {
+        "type": "integer", "minimum": 1, "maximum": 1000}
