@@ -7,6 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from memoryhub import threats
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.memory import rules
@@ -100,7 +101,7 @@ def pending_reject(*, tenant: Tenant, pending_id: str, reviewer: Actor, reason: 
         if isinstance(pending, WriteOutcome):
             return pending
         pending.status, pending.decided_at, pending.decided_by = "rejected", timezone.now(), reviewer.label
-        pending.reason = reason[:500]
+        pending.reason = threats.redact(reason, volume.secrets)[:500]  # free text, shown to the queue's readers
         pending.save()
         audit_record(tenant=tenant, actor=reviewer, action="memory.reject", object_type="pending_write",
                      object_id=pending.public_id, before=pending.payload)

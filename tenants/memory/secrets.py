@@ -1,4 +1,5 @@
-"""The tenant's literal secrets, redacted from every memory write (spec/memory-files.md §4).
+"""The tenant's literal secrets, redacted from every memory write (spec/memory-files.md §4)
+and, when one is added, from what is already stored (docs/memory-files.md "Redaction").
 
 Write-only: a secret can be added or all of them cleared, and nothing here returns a value.
 The audit row records counts and digests, never the text (audit_record keeps only a digest
@@ -7,13 +8,16 @@ of what it is given, and what it is given holds no secret either).
 
 from __future__ import annotations
 
+from django.apps import apps as django_apps
 from django.db import transaction
 
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
 from memoryhub.threats import MIN_SECRET_LENGTH
+from tenants.memory.projection import schedule_sync
 from tenants.memory.service import volume_for
+from tenants.memory.stored_redaction import redact_volume
 from tenants.models import MemoryVolume, Tenant
 
 MAX_SECRET_LENGTH = 1_000
@@ -52,6 +56,10 @@ def secrets_add(*, tenant: Tenant, secret: str, actor: Actor) -> int:
             raise SecretRejected(f"At most {MAX_SECRETS} secrets can be set; clear them and add the ones in use.")
         volume.secrets = [*secrets, value]
         volume.save(update_fields=["secrets"])
+        # What was stored before the secret was configured loses it too: entries, history,
+        # pending items, snapshots, findings, and (after commit) the files on disk.
+        redact_volume(django_apps, volume)
+        schedule_sync(volume)
         audit_record(tenant=tenant, actor=actor, action="memory.secrets.add", object_type="memory_volume",
                      object_id=tenant.slug, before={"count": len(secrets)},
                      after={"count": len(secrets) + 1, "added_sha256": sha256_hex(value)})

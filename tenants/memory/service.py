@@ -10,6 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from memoryhub import threats
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.memory import rules
@@ -86,7 +87,8 @@ def commit_entries(
     number = volume.version(target) + 1
     MemoryVersion.objects.create(
         volume=volume, target=target, number=number, entries=entries, origin=origin, actor_label=actor.label,
-        actor_key_id=actor.key_id, actor_user_id=actor.user_id, session=session, reason=reason[:500],
+        actor_key_id=actor.key_id, actor_user_id=actor.user_id, session=session,
+        reason=threats.redact(reason, volume.secrets)[:500],  # a person's free text is stored too
         pending=pending, approved_by_id=approved_by.user_id if approved_by else None,
         approved_by_label=approved_by.label if approved_by else "",
     )
@@ -164,8 +166,6 @@ def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reas
         current = volume.entries(target)
         if entries == current:
             return WriteOutcome({"success": True, "version": volume.version(target)})
-        from memoryhub import threats
-
         for entry in entries:
             if entry in current:
                 continue  # already live: the snapshot scan still guards it

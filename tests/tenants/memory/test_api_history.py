@@ -61,3 +61,13 @@ def test_history_refuses_unknown_query_parameters(mem):
     response = mem.client.get("/api/v1/memory/memory/history?origin=human")
     assert response.status_code == 400
     assert [e["path"] for e in error_of(response)["details"]["errors"]] == ["origin"]
+
+
+def test_an_undo_reason_is_stored_redacted(mem, reviewer_mem):
+    mem.add("memory", "one")
+    mem.add("memory", "two")
+    reason = "rolled back, the leaked key sk_live_abcdefghijklmnopqrstuvwx is revoked"
+    assert reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 1, "reason": reason},
+                                    format="json").status_code == 200
+    [latest, *_] = mem.client.get("/api/v1/memory/memory/history").json()["items"]
+    assert latest["reason"] == "rolled back, the leaked key ***REDACTED*** is revoked"

@@ -123,3 +123,12 @@ def test_reviewer_keys_see_every_items_content(agent, reviewer_mem):
     agent.add("memory", "Project uses Bun and Nx")
     [seen] = pending_items(reviewer_mem)
     assert seen["payload"]["content"] == "Project uses Bun and Nx"
+
+
+def test_a_rejection_reason_is_stored_redacted(acme, agent, reviewer_mem):
+    set_volume(acme, secrets=[TENANT_SECRET])
+    pending_id = agent.add("memory", "Project uses Bun").json()["pending_id"]
+    reason = f"not needed; it was {TENANT_SECRET} anyway"
+    assert reviewer_mem.client.post(f"/api/v1/pending/{pending_id}/reject", {"reason": reason},
+                                    format="json").status_code == 200
+    assert PendingWrite.objects.get().reason == f"not needed; it was {REDACTED} anyway"
