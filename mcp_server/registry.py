@@ -65,6 +65,11 @@ class ToolSpec:
     body_limit: int | None = None
     # Top-level arguments whose strings may hold U+0000 (memoryhub/api/parsers.py).
     nul_allowed: frozenset[str] = frozenset()
+    # The schema shown to this key, when it depends on the key (the KV tools name its agents).
+    schema_for: Callable[[ApiKey], dict[str, Any]] | None = None
 
     def allowed(self, key: ApiKey) -> bool:
         return self.refusal(key) is None
+
+    def schema(self, key: ApiKey) -> dict[str, Any]:
+        return self.schema_for(key) if self.schema_for is not None else self.input_schema

@@ -67,9 +67,9 @@ def protocol_error(exc: Exception) -> MCPError:
     return MCPError(code, body["error"]["message"], data=body)
 
 
-def mcp_tool(tool: ToolSpec) -> types.Tool:
+def mcp_tool(tool: ToolSpec, key: ApiKey) -> types.Tool:
     return types.Tool(
-        name=tool.name, title=tool.title, description=tool.description, input_schema=tool.input_schema,
+        name=tool.name, title=tool.title, description=tool.description, input_schema=tool.schema(key),
         annotations=types.ToolAnnotations(title=tool.title, read_only_hint=tool.read_only_hint,
                                           destructive_hint=False if tool.read_only_hint else None,
                                           open_world_hint=False),
@@ -91,7 +91,8 @@ def build_server(source: KeySource) -> Server[Any]:
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         def listed() -> list[types.Tool]:
-            return [mcp_tool(tool) for tool in calls.tools_for(key_of(ctx))]
+            key = key_of(ctx)
+            return [mcp_tool(tool, key) for tool in calls.tools_for(key)]
 
         try:
             return types.ListToolsResult(tools=await in_thread(listed))

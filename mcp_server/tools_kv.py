@@ -47,6 +47,16 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
+def _schema_for(base: dict[str, Any]) -> Any:
+    """A key limited to some agents sees them as the choices of `agent`."""
+    def schema_for(key: ApiKey) -> dict[str, Any]:
+        if key.agents is None:
+            return base
+        return {**base, "properties": {**base["properties"], "agent": {**AGENT, "enum": list(key.agents)}}}
+
+    return schema_for
+
+
 def _run(action: str, names: frozenset[str]) -> Any:
     def run(call: Call) -> ToolResult:
         args = dict(call.arguments)
@@ -71,8 +81,9 @@ def _run(action: str, names: frozenset[str]) -> Any:
 
 def _tool(action: str, title: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
     write = action in ("set", "delete")
+    schema = _schema(properties, required)
     return ToolSpec(
-        name=f"kv_{action}", title=title, description=description, input_schema=_schema(properties, required),
+        name=f"kv_{action}", title=title, description=description, input_schema=schema, schema_for=_schema_for(schema),
         refusal=_refusal(write), run=_run(action, frozenset(properties)), read_only_hint=not write,
         body_limit=settings.MEMORYHUB_KV_MAX_BODY_BYTES, nul_allowed=frozenset({"key", "value", "namespace"}),
     )

@@ -13,7 +13,7 @@ import pytest
 from atoms.models import Atom
 from memoryhub.models import AuditEvent
 from tenants.models import Agent, ApiKey, KvEntry, MemoryVolume, PendingWrite, Tenant
-from tests.conftest import ClientFor
+from tests.conftest import ClientFor, MakeKey
 from tests.mcp_server.conftest import connect, error_of, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,6 +55,21 @@ def test_it_lists_only_the_tools_each_key_kind_may_use(mcp_url: str, keys: dict[
     assert tool_names(mcp_url, keys["reviewer"]) == ALL_TOOLS
     assert tool_names(mcp_url, keys["readonly"]) == READ_TOOLS
     assert tool_names(mcp_url, keys["ingest"]) == ATOM_TOOLS
+
+
+def test_a_key_limited_to_agents_sees_them_as_choices_and_no_other(mcp_url: str, acme: Tenant,
+                                                                     make_key: MakeKey) -> None:
+    _key, raw = make_key(acme, "agent", agents=["support", "triage"])
+
+    async def go() -> tuple[dict[str, Any], Any]:
+        async with connect(mcp_url, raw) as client:
+            schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+            return schemas, await client.call_tool("kv_set", {"agent": "billing", "key": "k", "value": 1})
+
+    schemas, refused = run(go)
+    assert schemas["kv_get"]["properties"]["agent"]["enum"] == ["support", "triage"]
+    assert schemas["kv_set"]["required"] == ["agent", "key", "value"]
+    assert error_of(refused)["code"] == "AGENT_NOT_FOUND" and not Agent.objects.exists()
 
 
 def test_it_answers_a_missing_or_revoked_key_with_the_rest_401(mcp_url: str, keys: dict[str, str]) -> None:
