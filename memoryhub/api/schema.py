@@ -46,8 +46,9 @@ ERROR_COMPONENT: dict[str, Any] = {
 
 # status: (description, code of the example, code of the example in the Atom API)
 SHARED: dict[int, tuple[str, str, str]] = {
-    400: ("The request is not valid: `INVALID_REQUEST`, `INVALID_JSON` or a more specific code of the endpoint "
-          "(the Atom API answers `INVALID_INPUT`).", "INVALID_REQUEST", "INVALID_INPUT"),
+    400: ("The request is not valid: `INVALID_REQUEST`, `INVALID_JSON`, `INVALID_CHARACTER` (U+0000 or a lone "
+          "surrogate) or a more specific code of the endpoint (the Atom API answers `INVALID_INPUT`).",
+          "INVALID_REQUEST", "INVALID_INPUT"),
     401: ("Missing, malformed, unknown or revoked API key: `UNAUTHENTICATED`.", "UNAUTHENTICATED", "UNAUTHENTICATED"),
     403: ("The key's kind may not do this, or the key is read-only: `PERMISSION_DENIED` (the Atom API answers "
           "`ACCESS_DENIED`).", "PERMISSION_DENIED", "ACCESS_DENIED"),
