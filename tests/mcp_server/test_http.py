@@ -72,7 +72,7 @@ def test_a_key_limited_to_agents_sees_them_as_choices_and_no_other(mcp_url: str,
     assert error_of(refused)["code"] == "AGENT_NOT_FOUND" and not Agent.objects.exists()
 
 
-def test_it_answers_a_missing_or_revoked_key_with_the_rest_401(mcp_url: str, keys: dict[str, str]) -> None:
+def test_it_answers_a_missing_or_revoked_key_with_the_rest_401_and_a_foreign_host_with_400(mcp_url: str, keys: dict[str, str]) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     missing = httpx2.post(mcp_url, json=body, headers=headers)
@@ -82,6 +82,8 @@ def test_it_answers_a_missing_or_revoked_key_with_the_rest_401(mcp_url: str, key
     revoked = httpx2.post(mcp_url, json=body, headers={**headers, "Authorization": f"Bearer {keys['agent']}"})
     assert revoked.status_code == 401
     assert revoked.json()["error"]["message"] == "This API key has been revoked."
+    foreign = httpx2.post(mcp_url, json=body, headers={**headers, "Host": "evil.example"})
+    assert foreign.status_code == 400  # Django's ALLOWED_HOSTS rule, before the key is even read
 
 
 def test_the_memory_tool_answers_as_the_rest_tool_does(mcp_url: str, keys: dict[str, str], acme: Tenant,
