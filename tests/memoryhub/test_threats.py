@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
 import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -324,18 +326,91 @@ def test_text_ending_inside_the_window_is_scanned():
     assert ids_of(scan(" " * (MAX_SCAN_CHARS - len(threat)) + threat)) == ["prompt_injection"]
 
 
-@pytest.mark.parametrize(
-    "keyword",
-    ["ignore ", "ignore all ", "<!-- ", "curl $", "cat -n ", "you are ", "send to http ", "copy .ssh ",
-     "password: '", "sliver c2 ", "translate and ", "x"],
-)
-def test_a_crafted_64_kb_input_of_one_repeated_keyword_completes(keyword):
-    text = (keyword * (MAX_SCAN_CHARS // len(keyword) + 1))[:MAX_SCAN_CHARS]
+# One keyword per rule family (several for the busiest), each a string that starts a rule's
+# match, so the engine tries a match at every repetition; with nothing completing the match,
+# each attempt must give up after a few words.
+CRAFTED_KEYWORDS = [
+    "ignore ", "ignore all ", "ignore all previous ", "forget the ", "disregard ", "act as if ", "<!-- ",
+    "<!--", "<!-- x ", "display ", "translate and ", "do not tell ", "never tell ", "curl ", "curl $",
+    "wget $x ", "cat ", "cat -n ", "head ./", "you are ", "you are now ", "pretend to ", "from now on ",
+    "show ", "print the system ", "check in ", "phone home ", "sliver ", "sliver c2 ", "c2 ", "command ",
+    "send ", "send to http ", "share the full ", "share all of ", "authorized_keys ", "copy ", "copy .ssh ",
+    "cat $home/", "add ", "edit .md ", "password: '", "password: \"", "token=", "x", " ", ".", "-",
+]
+# Growing sizes: a rule that is cubic or worse fails at a small size within seconds
+# instead of running for minutes at the largest.
+SIZES = (1_024, 2_048, 4_096, 8_192)
+PIECES = 8
+GROWTH_LIMIT = 4.0  # linear work gives about 1, quadratic about PIECES (8), cubic about 64
+TIMING_ROUNDS = 7
+HANG_SECONDS = 60  # only so that an exponential rule fails instead of hanging the run
+
+
+def _repeated(keyword: str, chars: int) -> str:
+    return (keyword * (chars // len(keyword) + 1))[:chars]
+
+
+def _every_rule(folded: str) -> None:
+    # Every rule, without the literal precheck that would skip most of them for one keyword.
+    for rule in RULES:
+        rule.regex.search(folded)
+
+
+def _timed(work: Callable[[], object]) -> float:
     started = time.perf_counter()
-    findings = scan(text)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    print(f"{keyword!r} x {len(text):,} chars: {elapsed_ms:.1f} ms")  # figures belong to bench/
-    assert isinstance(findings, list)
+    work()
+    return time.perf_counter() - started
+
+
+def _growth(keyword: str, chars: int) -> tuple[float, str]:
+    """How much longer one text of `chars` takes than PIECES texts of 1/PIECES its length."""
+    piece = _fold(_repeated(keyword, chars // PIECES))
+    whole = _fold(_repeated(keyword, chars))
+    pieces_best = whole_best = float("inf")
+    for _ in range(TIMING_ROUNDS):
+        pieces_best = min(pieces_best, _timed(lambda: [_every_rule(piece) for _ in range(PIECES)]))
+        whole_best = min(whole_best, _timed(lambda: _every_rule(whole)))
+        if whole_best < GROWTH_LIMIT * pieces_best:
+            break  # the best figures only fall with more rounds: this size has passed
+    growth = whole_best / pieces_best
+    figures = (f"{keyword!r}: {pieces_best * 1000:.2f} ms for {PIECES} x {len(piece):,} chars, "
+               f"{whole_best * 1000:.2f} ms for {len(whole):,} chars ({growth:.1f}x)")
+    return growth, figures
+
+
+@pytest.fixture
+def hang_guard() -> Iterator[None]:
+    def give_up(signum: int, frame: object) -> None:
+        raise AssertionError(f"the scan ran for over {HANG_SECONDS} s: exponential backtracking")
+
+    previous = signal.signal(signal.SIGALRM, give_up)  # `re` checks for signals while it matches
+    signal.alarm(HANG_SECONDS)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("keyword", CRAFTED_KEYWORDS)
+def test_a_crafted_input_of_one_repeated_keyword_scans_in_linear_time(keyword, hang_guard):
+    """Catastrophic backtracking shows as super-linear growth, so the bound is on growth:
+    running every rule over one text (one keyword repeated) may take at most GROWTH_LIMIT
+    times as long as running them over PIECES texts of 1/PIECES that length. Linear work
+    makes both the same; quadratic work makes the one text PIECES (8) times slower, cubic
+    64 times, so a limit of 4 leaves a margin of two or more either way. Sizes grow from
+    1 KB to 8 KB, so a cubic or worse rule fails early and fast; the whole 64 KB window is
+    then scanned once.
+
+    Why a ratio and not a time limit: a bound in milliseconds fails on a slow or busy machine
+    and passes a quadratic scan on a fast one. Both sides here do the same amount of linear
+    work, moments apart and interleaved, and each figure is the best of up to TIMING_ROUNDS
+    rounds, so machine speed and load cancel out and one scheduler pause cannot fail the
+    test. Python's `re` exposes no step count, and the `regex` module's timeout would time a
+    different engine from the one the scanner runs. The only absolute figure is
+    HANG_SECONDS, a hang guard for exponential rules (linear work here takes milliseconds)."""
+    for chars in SIZES:
+        growth, figures = _growth(keyword, chars)
+        assert growth < GROWTH_LIMIT, figures
+    assert isinstance(scan(_repeated(keyword, MAX_SCAN_CHARS)), list)
 
 
 # --- Redaction -------------------------------------------------------------------------------
