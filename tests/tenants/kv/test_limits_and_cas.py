@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memoryhub.models import AuditEvent
 from tenants.models import KvEntry
 from tests.conftest import error_of
 
@@ -87,3 +88,50 @@ def test_a_recreated_key_restarts_at_version_1(kv):
     kv.ok({"action": "delete", "key": "k"})
     kv.set("k", 3)
     assert KvEntry.objects.get(key="k").version == 1
+
+
+def _stored(key: str) -> tuple[object, ...]:
+    row = KvEntry.objects.get(key=key)
+    return row.value, row.version, row.value_bytes, row.updated_at, row.updated_by, row.last_run_id
+
+
+def test_a_stale_expected_version_on_an_existing_key_is_a_conflict_and_writes_nothing(kv):
+    kv.set("k", "first")
+    kv.set("k", "second")  # now at version 2
+    before, audit_rows = _stored("k"), AuditEvent.objects.count()
+    for stale in (1, 3):  # a version the key had, and one it never had
+        response = kv.call({"action": "set", "key": "k", "value": "third", "expected_version": stale})
+        assert response.status_code == 409
+        error = error_of(response)
+        assert error["code"] == "VERSION_CONFLICT"
+        assert error["details"] == {"expected": stale, "current": 2}
+    assert _stored("k") == before
+    assert AuditEvent.objects.count() == audit_rows
+    assert kv.get("k") == "second"
+
+
+def test_a_stale_expected_version_in_a_recorded_run_is_journaled_as_the_conflict(kv):
+    kv.set("k", "first")
+    kv.set("k", "second")
+    run_id = kv.client.post(kv.url("runs"), {}, format="json").json()["run_id"]
+    before = _stored("k")
+    body = {"action": "set", "key": "k", "value": "third", "expected_version": 1, "run_id": run_id, "seq": 1}
+    response = kv.call(body)
+    assert (response.status_code, error_of(response)["code"]) == (409, "VERSION_CONFLICT")
+    replayed = kv.call(body)  # the recorded answer, not a second attempt at the write
+    assert (replayed.status_code, error_of(replayed)["details"]) == (409, {"expected": 1, "current": 2})
+    assert replayed["X-Memoryhub-Replayed"] == "true"
+    assert _stored("k") == before
+
+
+def test_a_put_with_a_stale_if_match_writes_nothing(kv):
+    kv.set("k", "first")
+    kv.set("k", "second")
+    before, audit_rows = _stored("k"), AuditEvent.objects.count()
+    response = kv.client.put(kv.url("namespaces/default/keys/k"), {"value": "third"}, format="json",
+                             headers={"If-Match": '"1"'})
+    assert response.status_code == 412
+    error = error_of(response)
+    assert (error["code"], error["details"]) == ("PRECONDITION_FAILED", {"current_version": 2})
+    assert _stored("k") == before
+    assert AuditEvent.objects.count() == audit_rows
