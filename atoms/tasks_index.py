@@ -11,8 +11,9 @@ from django.db import OperationalError
 from atoms import embedding
 from atoms.embedding import ModelSpaceMismatch, ProviderUnavailable, has_provider, tenant_provider
 from atoms.errors import AtomError
-from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, VectorIndexSnapshot, VectorTombstone
-from atoms.services.indexing import backlog, index_drain, served_policies
+from atoms.models import AtomStore, IndexEntry, VectorIndexSnapshot, VectorTombstone
+from atoms.services.feed import feed_positions
+from atoms.services.indexing import index_drain, served_policies
 from atoms.vector_index import refresh
 from memoryhub.enqueue import enqueue_now
 from tenants.models import Tenant
@@ -73,10 +74,11 @@ def index_sweep() -> dict[str, int]:
             continue
         if loaded is None:
             continue
-        for policy in served_policies(store.tenant):
-            checkpoint = (IndexCheckpoint.objects.filter(tenant=store.tenant, config=loaded.config, policy=policy)
-                          .first() or IndexCheckpoint(tenant=store.tenant, config=loaded.config, policy=policy))
-            if backlog(store.tenant, checkpoint):
+        # The index counters (docs/atoms.md "Index counters"): two queries per tenant, not
+        # a count of revisions per served policy every minute.
+        for policy, (feed, checkpoint) in feed_positions(store.tenant, loaded.config,
+                                                         served_policies(store.tenant)).items():
+            if feed.events > checkpoint.consumed:
                 enqueue_now(index_update, store.tenant_id, policy)
                 queued += 1
         snapshot = VectorIndexSnapshot.objects.filter(tenant=store.tenant, config=loaded.config).first()

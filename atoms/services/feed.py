@@ -93,6 +93,20 @@ def checkpoint_advanced(checkpoint: IndexCheckpoint, seq: int, revision_id: str)
     return between
 
 
+def feed_positions(tenant: Tenant, config: str | None,
+                   policies: Iterable[str]) -> dict[str, tuple[PolicyFeed, IndexCheckpoint]]:
+    """policy → (its feed counters, its checkpoint under `config`), unsaved zero rows where
+    none exist yet; the backlog is `feed.events - checkpoint.consumed`. Two queries however
+    many policies: both filter by tenant (and config) only, since an IN list of every
+    served policy could pass SQLite's bound-parameter limit and unserved rows are few."""
+    feeds = {f.policy: f for f in PolicyFeed.objects.filter(tenant=tenant)}
+    checkpoints = ({c.policy: c for c in IndexCheckpoint.objects.filter(tenant=tenant, config=config)}
+                   if config else {})
+    return {policy: (feeds.get(policy) or PolicyFeed(tenant=tenant, policy=policy),
+                     checkpoints.get(policy) or IndexCheckpoint(tenant=tenant, config=config or "", policy=policy))
+            for policy in policies}
+
+
 # --- check and rebuild ---------------------------------------------------------------------
 
 def _expected(tenant: Tenant) -> tuple[dict[str, tuple[int, int]], dict[int, int]]:

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from atoms.core.embedding import index_config
 from atoms.embedding import ProviderUnavailable, describe, provider_spec
-from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, PolicyFeed
+from atoms.models import AtomStore, IndexEntry
+from atoms.services.feed import feed_positions
 from atoms.services.indexing import served_policies
 from tenants.models import Tenant
 
@@ -37,16 +38,8 @@ def index_status(tenant: Tenant, *, progress: bool = True) -> dict[str, Any]:
     except ProviderUnavailable as exc:
         encoder, error = None, str(exc)
     config = index_config(*encoder) if encoder else None
-    served = served_policies(tenant)
-    # Filtered by tenant (and config) only: an IN list of every served policy could pass
-    # SQLite's bound-parameter limit, and unserved rows are few.
-    feeds = {f.policy: f for f in PolicyFeed.objects.filter(tenant=tenant)}
-    checkpoints = ({c.policy: c for c in IndexCheckpoint.objects.filter(tenant=tenant, config=config)}
-                   if config else {})
     policies: list[dict[str, Any]] = []
-    for policy in served:
-        feed = feeds.get(policy) or PolicyFeed(tenant=tenant, policy=policy)
-        checkpoint = checkpoints.get(policy) or IndexCheckpoint(tenant=tenant, config=config or "", policy=policy)
+    for policy, (feed, checkpoint) in feed_positions(tenant, config, served_policies(tenant)).items():
         waiting = feed.events - checkpoint.consumed
         policies.append({"policy": policy, "checkpoint": {"seq": checkpoint.seq, "revisionId": checkpoint.revision_id},
                          "headSeq": feed.head_seq, "backlog": waiting, "drained": waiting == 0})
