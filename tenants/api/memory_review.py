@@ -77,12 +77,26 @@ def validated(serializer_class: type[StrictSerializer], data: object) -> dict[st
     return body
 
 
-class PendingListView(MemoryAPIView):
+PENDING_ITEM = inline_serializer("PendingItem", {
+    "id": serializers.CharField(), "target": serializers.CharField(), "status": serializers.CharField(),
+    "origin": serializers.CharField(), "summary": serializers.CharField(allow_blank=True),
+    "payload": serializers.DictField(allow_null=True), "original_payload": serializers.DictField(allow_null=True),
+    "pinned": serializers.ListField(child=serializers.CharField(allow_null=True)),
+    "created_at": serializers.CharField(), "created_by": serializers.CharField(),
+    "last_error": serializers.DictField(allow_null=True), "decided_at": serializers.CharField(allow_null=True),
+    "decided_by": serializers.CharField(allow_blank=True), "reason": serializers.CharField(allow_blank=True),
+    "content_hidden": serializers.BooleanField(required=False, help_text="Set when the key may not see the content."),
+})
+
+
+class PendingReadView(MemoryAPIView):
     def sees_content_of(self, item: PendingWrite) -> bool:
         # Reviewer and admin keys review the queue; any other key sees only its own writes'
         # content, so one agent cannot read what another staged.
         return self.key.kind in HUMAN_WRITERS or item.created_by_key_id == self.key.pk
 
+
+class PendingListView(PendingReadView):
     @extend_schema(
         operation_id="pending_list", summary="Staged writes, oldest first", tags=["memory review"],
         parameters=[PendingQuery],
@@ -97,6 +111,21 @@ class PendingListView(MemoryAPIView):
             queryset = queryset.filter(target=target)
         items = [pending_item(p, with_content=self.sees_content_of(p)) for p in queryset.order_by("created_at", "id")[:500]]
         return Response({"count": queryset.count(), "items": items})
+
+
+class PendingDetailView(PendingReadView):
+    @extend_schema(
+        operation_id="pending_get", summary="One staged write (its content only for reviewers and its author)",
+        tags=["memory review"],
+        responses={200: PENDING_ITEM, **errors({404: ["PENDING_NOT_FOUND"]})},
+        examples=[OpenApiExample("item", value=PENDING_EXAMPLE, response_only=True)],
+    )
+    def get(self, request: Request, pending_id: str) -> Response:
+        QueryParams.parse(request)  # none are known
+        item = PendingWrite.objects.filter(volume=volume_for(self.tenant), public_id=pending_id).first()
+        if item is None:
+            raise ApiError("No such pending item.", code="PENDING_NOT_FOUND", status=404)
+        return Response(pending_item(item, with_content=self.sees_content_of(item)))
 
 
 class PendingApproveView(MemoryAPIView):

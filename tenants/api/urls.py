@@ -35,6 +35,7 @@ urlpatterns = [
     path("sessions/<str:session_id>", memory_sessions.SessionDetailView.as_view(), name="api-session"),
     path("pending", memory_review.PendingListView.as_view(), name="api-pending"),
     path("pending/approve-all", memory_review.PendingApproveAllView.as_view(), name="api-pending-approve-all"),
+    path("pending/<str:pending_id>", memory_review.PendingDetailView.as_view(), name="api-pending-detail"),
     path("pending/<str:pending_id>/approve", memory_review.PendingApproveView.as_view(), name="api-pending-approve"),
     path("pending/<str:pending_id>/reject", memory_review.PendingRejectView.as_view(), name="api-pending-reject"),
     path("tools/memory", memory_sessions.MemoryToolView.as_view(), name="api-tools-memory"),

@@ -139,6 +139,7 @@ API: dict[str, ApiCase] = {
     "api/v1/sessions/<str:session_id>": ApiCase(ALL, NOT_FOUND),
     "api/v1/pending": ApiCase(ALL, OWN),
     "api/v1/pending/approve-all": ApiCase(MEMORY_REVIEWERS, OWN, bodies(lambda w: {})),
+    "api/v1/pending/<str:pending_id>": ApiCase(ALL, NOT_FOUND),
     "api/v1/pending/<str:pending_id>/approve": ApiCase(MEMORY_REVIEWERS, NOT_FOUND, bodies(lambda w: {})),
     "api/v1/pending/<str:pending_id>/reject": ApiCase(MEMORY_REVIEWERS, NOT_FOUND, bodies(lambda w: {})),
     "api/v1/tools/memory": ApiCase(MEMORY_WRITERS, OWN, bodies(

@@ -10,6 +10,7 @@ import pytest
 
 from memoryhub.redaction import REDACTED
 from tenants.models import MemorySession, MemoryVersion, PendingWrite
+from tests.conftest import error_of
 from tests.tenants.memory.helpers import Mem, set_volume
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -132,3 +133,20 @@ def test_a_rejection_reason_is_stored_redacted(acme, agent, reviewer_mem):
     assert reviewer_mem.client.post(f"/api/v1/pending/{pending_id}/reject", {"reason": reason},
                                     format="json").status_code == 200
     assert PendingWrite.objects.get().reason == f"not needed; it was {REDACTED} anyway"
+
+
+def test_the_item_detail_hides_content_from_other_agent_keys(agent, other_agent, reviewer_mem):
+    pending_id = agent.add("memory", "Project uses Bun and Nx").json()["pending_id"]
+    own = agent.client.get(f"/api/v1/pending/{pending_id}")
+    assert own.status_code == 200 and own.json()["payload"] == {"action": "add", "content": "Project uses Bun and Nx"}
+    other = other_agent.client.get(f"/api/v1/pending/{pending_id}").json()
+    assert other["id"] == pending_id and other["content_hidden"] is True and "Bun" not in json.dumps(other)
+    assert reviewer_mem.client.get(f"/api/v1/pending/{pending_id}").json()["summary"] == "add: Project uses Bun and Nx"
+
+
+def test_the_item_detail_of_another_tenant_is_not_found(agent, globex, make_key, client_for):
+    pending_id = agent.add("memory", "Project uses Bun and Nx").json()["pending_id"]
+    stranger = client_for(make_key(globex, "reviewer")[1])
+    for path in (f"/api/v1/pending/{pending_id}", "/api/v1/pending/pw_nosuchitem"):
+        response = stranger.get(path)
+        assert response.status_code == 404 and error_of(response)["code"] == "PENDING_NOT_FOUND"
