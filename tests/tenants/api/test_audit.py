@@ -8,15 +8,21 @@ from tests.conftest import error_of
 
 def test_an_admin_key_reads_its_tenants_audit_log(acme, globex, make_key, client_for):
     admin, admin_raw = make_key(acme, "admin")
-    make_key(globex, "agent")
+    globex_key, _ = make_key(globex, "agent")
     client = client_for(admin_raw)
     client.post("/api/v1/keys", {"kind": "ingest"}, format="json")
     events = client.get("/api/v1/audit").json()["results"]
     assert [e["action"] for e in events][:1] == ["apikey.create"]
     assert events[0]["actor"] == f"key:{admin.public_id}"
-    # Only acme's events: the globex key's creation is not here.
-    assert all(e["object_id"] != "" for e in events)
-    assert len(events) == 2
+    # Only acme's events: each listed row is one of acme's, and none of globex's is listed.
+    acme_ids = set(AuditEvent.objects.filter(tenant=acme).values_list("public_id", flat=True))
+    globex_ids = set(AuditEvent.objects.filter(tenant=globex).values_list("public_id", flat=True))
+    assert globex_ids  # the control: globex has rows that could have leaked (its key's creation)
+    listed = [e["id"] for e in events]
+    assert set(listed) <= acme_ids
+    assert not set(listed) & globex_ids
+    assert globex_key.public_id not in {e["object_id"] for e in events}
+    assert len(listed) == len(acme_ids) == 2
 
 
 def test_it_filters_by_action(acme, make_key, client_for):
