@@ -52,15 +52,21 @@ def main() -> None:
                     for _ in range(50)]
         out["failed"] = sum(1 for s in statuses if s != 200)
     elif scenario == "overwrite":
-        for j in range(60):
-            client.post(rpc, {"action": "set", "key": "big", "value": chr(65 + j % 26) * 100_000}, format="json")
+        statuses = [client.post(rpc, {"action": "set", "key": "big", "value": chr(65 + j % 26) * 100_000},
+                                format="json").status_code for j in range(60)]
+        out["writes"] = len(statuses)
+        out["failed"] = sum(1 for s in statuses if s != 200)
     elif scenario == "read":
-        torn = 0
+        torn = failed = 0
         for _ in range(500):
-            value = client.post(rpc, {"action": "get", "key": "big"}, format="json").json()["result"]
+            response = client.post(rpc, {"action": "get", "key": "big"}, format="json")
+            if response.status_code != 200:
+                failed += 1
+                continue
+            value = response.json()["result"]
             if not (isinstance(value, str) and len(value) == 100_000 and value == value[0] * 100_000):
                 torn += 1
-        out["torn"] = torn
+        out["torn"], out["failed"] = torn, failed
     elif scenario == "limit":
         out["status"] = client.post(rpc, {"action": "set", "key": f"new-{index}", "value": 1}, format="json").status_code
     print(json.dumps(out), flush=True)

@@ -72,7 +72,10 @@ def test_4_writers_x_50_sets_on_one_new_key_reach_version_200(raw_key):
 def test_reads_during_heavy_overwrites_see_only_complete_values(raw_key, client_for):
     client_for(raw_key).post("/api/v1/agents/bot/memory", {"action": "set", "key": "big", "value": "Z" * 100_000}, format="json")
     results = run_clients([("overwrite", 0), ("overwrite", 1), ("read", 2)], raw_key)
-    assert results[2]["torn"] == 0
+    # The writers must really write, or a reader of one unchanging value proves nothing.
+    assert [(r["writes"], r["failed"]) for r in results[:2]] == [(60, 0), (60, 0)], results
+    assert KvEntry.objects.get(key="big").version == 1 + 2 * 60
+    assert (results[2]["torn"], results[2]["failed"]) == (0, 0), results[2]
 
 
 def test_the_key_limit_holds_exactly_under_concurrent_creates(acme, raw_key):
