@@ -14,6 +14,7 @@ from memoryhub.actors import Actor
 from tenants.kv import store
 from tenants.kv.files import namespace_export
 from tenants.kv.rules import canonical
+from tenants.kv.runs import journal_jsonl
 from tenants.models import Agent, KvJournalRecord, KvRun, Tenant
 
 ACTOR = Actor.system("tests")
@@ -155,10 +156,6 @@ def _record(run: KvRun, seq: int, args: dict[str, Any], result: str = "null", **
 
 
 def test_a_run_exports_as_its_journal_in_jsonl(agent, tmp_path):
-    try:
-        from tenants.kv.runs import journal_jsonl
-    except ImportError:
-        pytest.skip("tenants.kv.runs.journal_jsonl is not available, so --run cannot be checked")
     run = KvRun.objects.create(agent=agent, frontier=2)
     _record(run, 2, {"action": "set", "key": "k", "namespace": "default", "prefix": "", "value": None},
             error_status=400, error_code="VALUE_REQUIRED", error_message="set needs a non-null value.")
