@@ -89,8 +89,8 @@ class World:
         return sorted(name for name, value in self.secrets().items() if value in text and value not in request_text)
 
 
-def _ok(response: Any, *statuses: int) -> dict[str, Any]:
-    assert response.status_code in (statuses or (200, 201)), response.content
+def _ok(response: Any, status: int = 200) -> dict[str, Any]:
+    assert response.status_code == status, response.content
     return response.json()
 
 

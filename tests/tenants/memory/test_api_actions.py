@@ -84,7 +84,10 @@ def test_14_and_15_replace_refusals(mem, acme):
     assert error_of(mem.post("memory", {"action": "replace", "content": "x"}))["code"] == "OLD_TEXT_EMPTY"
     set_volume(acme, memory_limit=10)
     over = mem.replace("memory", "entry", "x" * 11)
-    assert error_of(over)["code"] in {"OVER_LIMIT", "ENTRY_TOO_LONG"}
+    # The new text alone is longer than the whole store: replace follows add's size rules.
+    assert over.status_code == 422 and error_of(over)["code"] == "ENTRY_TOO_LONG"
+    assert "11 chars" in error_of(over)["message"] and "capped at 10" in error_of(over)["message"]
+    assert mem.entries("memory") == ["entry"]
     set_volume(acme, memory_limit=12)
     seed(acme, "memory", ["entry", "x"])
     over = mem.replace("memory", "entry", "entry long")
