@@ -43,8 +43,7 @@ def raw_request(port: int, request_line: str, headers: list[str] | None = None) 
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    if find_spec("gunicorn") is None:
-        pytest.skip("gunicorn is not installed")
+    assert find_spec("gunicorn") is not None, "gunicorn is pinned in requirements.txt but not installed"
     tmp = tmp_path_factory.mktemp("gunicorn-limits")
     env = {name: value for name, value in os.environ.items()
            if name not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "MEMORYHUB_ENV", "SERVER_SOFTWARE"}

