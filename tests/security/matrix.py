@@ -69,7 +69,7 @@ class ApiCase:
     query: Callable[[World], dict[str, str]] | None = None
     # Kinds per method where they differ from `kinds` (e.g. GET for all, PATCH for admins).
     method_kinds: dict[str, frozenset[str]] = field(default_factory=dict)
-    # Whether a read-only key is refused (403; 404 if the object lookup comes first).
+    # Whether a read-only key is refused (403, before any lookup: docs/api.md "Key kinds and flags").
     # None: refused for unsafe methods. Atom observe/manifest stay open to read-only keys.
     refuses_read_only: bool | None = None
 
@@ -178,7 +178,8 @@ API: dict[str, ApiCase] = {
     "api/v1/atoms/uses/reset": ApiCase(HOSTS, frozenset({403}), bodies(lambda w: {"binding": {"key": w.key_id}}),
                                        refuses_read_only=True),
     # The catch-all: any unmatched path under /api/v1/ is a 404 whoever asks.
-    "api/v1/(?P<path>.*)": ApiCase(ALL, NOT_FOUND),
+    # No route: 404 NOT_FOUND for every key, read-only or not (docs/api.md), since nothing is there to refuse.
+    "api/v1/(?P<path>.*)": ApiCase(ALL, NOT_FOUND, refuses_read_only=False),
     "api/v1/atoms/index/update": ApiCase(HOSTS, frozenset({200, 403, 503}), bodies(
         lambda w: {"binding": {"key": w.key_id}}, lambda w: {}), refuses_read_only=True),
     "api/v1/atoms/index/prioritize": ApiCase(HOSTS, frozenset({400, 403}), bodies(

@@ -49,7 +49,7 @@ def _api_expected(case: ApiCase, method: str, kind: str, read_only: bool) -> fro
         return frozenset({403})
     refuses = case.refuses_read_only if case.refuses_read_only is not None else method not in SAFE
     if read_only and refuses:
-        return frozenset({403, 404})
+        return frozenset({403})
     return case.expect
 
 
