@@ -59,7 +59,9 @@ class MemoryToolView(MemoryAPIView):
         tags=["memory files"],
         request=inline_serializer("MemoryToolCall", {
             "action": serializers.CharField(required=False), "target": serializers.CharField(required=False, allow_null=True),
-            "content": serializers.CharField(required=False), "old_text": serializers.CharField(required=False),
+            # The original tool's arguments: null means absent (docs/memory-files.md).
+            "content": serializers.CharField(required=False, allow_null=True),
+            "old_text": serializers.CharField(required=False, allow_null=True),
             "operations": serializers.ListField(child=serializers.DictField(), required=False)}),
         responses={200: inline_serializer("MemoryToolResult", {"success": serializers.BooleanField()})},
         examples=[OpenApiExample("call", value={"action": "add", "target": "user", "content": "Prefers tabs"}, request_only=True),
