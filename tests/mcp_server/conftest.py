@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -38,7 +39,15 @@ async def connect(url: str, raw_key: str, mode: str = "auto") -> AsyncIterator[C
 
 
 def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
-    return asyncio.run(coro_fn())  # type: ignore[arg-type]
+    """The coroutine on a loop of its own. The browser tests' sync Playwright API leaves an
+    event loop running in the main thread for the rest of the session, and asyncio.run
+    refuses to start inside one: then the coroutine runs on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())  # type: ignore[arg-type]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(coro_fn())).result()  # type: ignore[arg-type]
 
 
 def error_of(result: Any) -> dict[str, Any]:
