@@ -342,7 +342,7 @@ CRAFTED_KEYWORDS = [
 SIZES = (1_024, 2_048, 4_096, 8_192)
 PIECES = 8
 GROWTH_LIMIT = 4.0  # linear work gives about 1, quadratic about PIECES (8), cubic about 64
-TIMING_ROUNDS = 7
+TIMING_ROUNDS = 15
 HANG_SECONDS = 60  # only so that an exponential rule fails instead of hanging the run
 
 
