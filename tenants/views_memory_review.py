@@ -8,6 +8,7 @@ looked up from the request's tenant, so another tenant's ids are simply not foun
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ from tenants.views_memory import (
 
 PENDING_PER_PAGE = 50
 SETTINGS_FIELDS = ("memory_limit", "user_limit", "approval")
+INTEGER_SETTINGS = ("memory_limit", "user_limit")
 SETTINGS_CHANGED = "memorySettingsChanged"
 
 
@@ -294,6 +296,17 @@ def _render_settings(request: HttpRequest, *, events: tuple[str, ...] = (), **ex
     return render(request, "memory/settings.html", "settings-panel", _settings_context(request, **extra), events=events)
 
 
+def _form_values(post: Any) -> dict[str, Any]:
+    """An HTML form sends text, and the settings serializer takes no text for a number
+    (docs/api.md "Conventions"): a limit written as an integer goes as one; anything else goes
+    as typed, and the serializer's message says why it is refused."""
+    payload: dict[str, Any] = {name: post.get(name, "").strip() for name in SETTINGS_FIELDS}
+    for name in INTEGER_SETTINGS:
+        if re.fullmatch(r"[+-]?\d{1,9}", payload[name]):
+            payload[name] = int(payload[name])
+    return payload
+
+
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def memory_settings(request: HttpRequest) -> HttpResponse:
@@ -301,7 +314,7 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _render_settings(request)
     tenant = tenant_of(request)
-    payload = {name: request.POST.get(name, "").strip() for name in SETTINGS_FIELDS}
+    payload = _form_values(request.POST)
     try:
         with transaction.atomic():
             # The settings serializer saves the whole volume row; holding the row lock that
