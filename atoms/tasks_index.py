@@ -6,6 +6,7 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_init
+from django.conf import settings
 from django.db import OperationalError
 
 from atoms import embedding
@@ -31,7 +32,7 @@ def _mark_worker(**_: object) -> None:
 @shared_task(name="atoms.index_update", autoretry_for=(OperationalError,), max_retries=5, retry_backoff=5,
              retry_backoff_max=120, retry_jitter=True)
 def index_update(tenant_id: int, policy: str) -> dict[str, object]:
-    """Run 32-event steps of one policy's feed for up to 30 s, refresh the vector index,
+    """Run steps of ATOMS_INDEX_TASK_STEP events of one policy's feed for up to 30 s, refresh the vector index,
     and queue itself again while events are pending. Exits quietly when another worker
     holds the feed (REVISION_CONFLICT) or the tenant has no working provider."""
     tenant = Tenant.objects.filter(pk=tenant_id).first()
@@ -45,7 +46,7 @@ def index_update(tenant_id: int, policy: str) -> dict[str, object]:
     if loaded is None:
         return {"skipped": "no provider"}
     try:
-        result = index_drain(tenant=tenant, loaded=loaded, policy=policy)
+        result = index_drain(tenant=tenant, loaded=loaded, policy=policy, step=settings.ATOMS_INDEX_TASK_STEP)
     except AtomError as exc:
         if exc.code == "REVISION_CONFLICT":
             return {"skipped": "another worker holds this feed"}

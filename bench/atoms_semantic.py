@@ -6,7 +6,7 @@ timed again with the provider on (hybrid candidates: the nearest index entries p
 lexical ones, scored 0.8·semantic + 0.2·lexical, docs/atoms.md §6.3):
 
 - up to `--minilm-max` atoms (default 10,000) with MiniLM, the deployment default. The
-  drain runs as the Celery task does (index_drain, steps of 32 events) and is timed: that
+  drain runs as the Celery task does (index_drain, steps of ATOMS_INDEX_TASK_STEP events) and is timed: that
   is the indexing throughput per worker. Its query vectors are real MiniLM encodings, so
   their time is inside the measured latency.
 - above it with FakeHashProvider at 384 dimensions (MiniLM's width), because encoding
@@ -32,7 +32,6 @@ from kv import Stats, progress, stats_of
 
 MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
 FAKE_384 = {"class": "atoms.core.embedding.FakeHashProvider", "options": {"dimensions": 384}}
-WORKER_STEP = 32  # events per index_step, as atoms.index_update runs them
 SETUP_STEP = 256  # the fake index is setup, not a figure: larger steps, fewer transactions
 
 Measure = Callable[..., dict[str, Any]]
@@ -45,6 +44,7 @@ def provider_for(size: int, minilm_max: int) -> tuple[str, dict[str, Any]]:
 def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Drain the tenant's feed under `spec` (timed), then build the HNSW file (timed)."""
     import torch
+    from django.conf import settings
     from django.test import override_settings
     from tqdm import tqdm
 
@@ -57,7 +57,7 @@ def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     loaded = load_provider(spec)
     assert loaded is not None
     load_seconds = time.perf_counter() - started
-    step = WORKER_STEP if name == "minilm" else SETUP_STEP
+    step = settings.ATOMS_INDEX_TASK_STEP if name == "minilm" else SETUP_STEP  # as atoms.index_update runs it
     with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
         checkpoint, _ = IndexCheckpoint.objects.get_or_create(tenant=tenant, config=loaded.config, policy="default")
         total = backlog(tenant, checkpoint)

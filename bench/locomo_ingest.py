@@ -28,7 +28,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 BATCH = 128  # the largest write the service accepts (see bench/atoms_scale.py)
-STEP = 32  # events per index step, as the Celery task runs them (docs/atoms.md §10)
 CATEGORIES = (1, 2, 3, 4)
 FORMS = ("plain", "linked")
 ROLE = "follows"
@@ -180,6 +179,8 @@ def write(conversation: Conversation, actor: Any) -> float:
 
 def index(conversation: Conversation) -> dict[str, Any]:
     """Encode every atom as the worker does, then build the HNSW file; timed apart."""
+    from django.conf import settings
+
     from atoms.embedding import tenant_provider
     from atoms.services.indexing import index_drain
     from atoms.vector_index import refresh
@@ -188,7 +189,8 @@ def index(conversation: Conversation) -> dict[str, Any]:
     loaded = tenant_provider(tenant)
     assert loaded is not None, "the MiniLM provider is configured for the benchmark"
     started = time.perf_counter()
-    result = index_drain(tenant=tenant, loaded=loaded, policy="default", seconds=3600.0, step=STEP)
+    result = index_drain(tenant=tenant, loaded=loaded, policy="default", seconds=3600.0,
+                         step=settings.ATOMS_INDEX_TASK_STEP)  # as atoms.index_update runs it
     encoded = time.perf_counter()
     refresh(tenant.pk, loaded.config)
     done = time.perf_counter()

@@ -15,7 +15,8 @@ ordinary link: not required, so read's closures never pull a linked turn in). Ev
 becomes one atom, "[<session date>] <speaker>: <text>" (plus " [shares a photo: <caption>]"
 for image turns), written through atoms_write in batches of whole sessions (at most 128
 changes) with an idempotency key. Each tenant is indexed with MiniLM the way a worker does
-it (index_drain, steps of 32 events), timed, and its HNSW file built. For every question of
+it (index_drain, steps of ATOMS_INDEX_TASK_STEP events), timed, and its HNSW file built. For every
+question of
 categories 1-4, in each form:
 
 - hybrid: atoms_search(query=question, limit 64) with the MiniLM provider, the ranked items
@@ -52,7 +53,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from locomo_ingest import DATA, FORMS, ROOT, STEP, Conversation, environment, ingest, samples, start
+from locomo_ingest import DATA, FORMS, ROOT, Conversation, environment, ingest, samples, start
 from locomo_report import (
     RANK_CUTOFF,
     READ_LIMIT,
@@ -174,6 +175,7 @@ def ms(values: list[float]) -> dict[str, float] | None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     model_load = start(args.torch_threads)
     import torch
+    from django.conf import settings
 
     from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
     from memoryhub.actors import Actor
@@ -202,7 +204,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "conversations": len(first), "turns": sum(c["turns"] for c in first),
         "questions": len(records[args.forms[0]]), "skipped_questions_without_evidence": sum(c["skipped_questions"] for c in first),
         "per_conversation": per_conversation,
-        "indexing": {"atoms": atoms, "seconds": seconds, "atoms_per_second": atoms / seconds, "step": STEP,
+        "indexing": {"atoms": atoms, "seconds": seconds, "atoms_per_second": atoms / seconds,
+                     "step": settings.ATOMS_INDEX_TASK_STEP,
                      "torch_threads": torch.get_num_threads(), "model_load_seconds": model_load,
                      "refresh_seconds": sum(c["refresh_seconds"] for c in per_conversation)},
         "retrieval_defaults": {name: default for name, (default, _, _) in RETRIEVAL.items()},

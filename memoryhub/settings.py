@@ -373,6 +373,9 @@ ATOMS_VECTOR_INDEX_ROOT: Path | None = (
 # oversubscription) and Celery workers (default 0: torch's own choice, every core).
 ATOMS_TORCH_THREADS = env_int("ATOMS_TORCH_THREADS", 1)
 ATOMS_WORKER_TORCH_THREADS = env_int("ATOMS_WORKER_TORCH_THREADS", 0)
+# Events per step of the indexing task: the encoder pads each call to its longest text, so
+# larger calls waste less (docs/atoms.md "Workers"; docs/benchmarks.md "Semantic index").
+ATOMS_INDEX_TASK_STEP = env_int("ATOMS_INDEX_TASK_STEP", 256)
 # Nearest entries a read or search takes from the vector index per signal text.
 ATOMS_CURSOR_TTL_MS = env_int("ATOMS_CURSOR_TTL_MS", 300_000)
 ATOMS_REPLAY_RETENTION_DAYS = env_int("ATOMS_REPLAY_RETENTION_DAYS", 30)

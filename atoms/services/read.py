@@ -16,12 +16,13 @@ use state.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from atoms.clock import now_ms
 from atoms.core.canonical import sha256_hex
-from atoms.core.closure import closures
+from atoms.core.closure import AtomNode, closures
+from atoms.core.render import Layout
 from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from atoms.core.text import seed_match
 from atoms.errors import AtomError, invalid
@@ -125,8 +126,22 @@ def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
 
 
 def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selection:
-    # Every closure, view and ref the page may need, in bulk; the stale refs ride along.
+    """The page: priced with stand-in refs, then rendered with the real refs of what it
+    shows, issued in one bulk call (docs/atoms.md "Read path costs")."""
+    # Every closure and view the page may need, in bulk; the stale ones ride along.
     roots = builder.load((r for r, _, _ in frozen.roots), also=frozen.stale)
+    selection = _pack(frozen, options, builder, roots)
+    nodes = builder.finish(selection.selected, also=frozen.stale)
+    if nodes is None:  # a ref of another length: price again with the real refs
+        builder.issue_all(also=frozen.stale)
+        return _pack(frozen, options, builder, [builder.nodes[r.id] for r, _, _ in frozen.roots])
+    rendered = Layout(nodes).render(selection.selected)
+    if rendered.token_count != selection.token_count:
+        raise AssertionError("a page rendered with its refs must cost what it was priced at")
+    return replace(selection, nodes=tuple(nodes), text=rendered.text, sources=rendered.sources)
+
+
+def _pack(frozen: Frozen, options: ReadOptions, builder: NodeBuilder, roots: list[AtomNode]) -> Selection:
     found = closures(roots, builder)
     limits = options.budget.limits
     deadline = options.budget.deadline

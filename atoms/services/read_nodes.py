@@ -11,18 +11,20 @@ no ref is issued for something the caller may not see.
 
 Costs (docs/atoms.md §R5): `load` reads the roots' closures a level at a time, a fixed
 number of bulk queries per closure level (views.ViewData.load, and staleness judged in bulk),
-then issues every ref of the page in one bulk call. The resolver then answers from memory.
+prices the page with stand-in refs of the real refs' length, and `finish` issues the refs of
+what the page shows in one bulk call (docs/atoms.md "Read path costs"). The resolver answers
+from memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from atoms.core.closure import AtomNode, BlockReason, OriginSpan, Slot
 from atoms.models import Atom, AtomStore, PurgedAtom, Revision
 from atoms.principal import Binding
-from atoms.services.refs import issue_refs
+from atoms.services.refs import REF_LENGTH, issue_refs, stand_in_refs
 from atoms.services.staleness import Staleness
 from atoms.services.views import ViewData, Visibility
 
@@ -89,13 +91,41 @@ class NodeBuilder:
                     if target is not None and target.id not in self.revisions:
                         following.setdefault(target.id, target)
             level = list(following.values())
-        self.refs = issue_refs(self.binding.principal,
-                               [*shown, *self.data.referenced(shown, self.visibility), *also])
+        # Stand-in refs price the page: a ref is always REF_LENGTH ASCII bytes, so the costs
+        # are those of the real ones. Real refs are issued in `finish`, for what the page shows.
+        self.refs = stand_in_refs([*shown, *self.data.referenced(shown, self.visibility), *also])
         for revision, view in zip(shown, self.data.views(shown, self.refs, self.visibility), strict=True):
             self.views[revision.id] = view
         for revision in self.revisions.values():
             self.nodes[revision.id] = self._node(revision) if revision.id in self.views else self._bare(revision)
         return [self.nodes[r.id] for r in roots]
+
+    def finish(self, selected: Sequence[str], *, also: Iterable[Revision] = ()) -> list[AtomNode] | None:
+        """Issue the real refs of the page, in one bulk call: the selected units', the readable
+        link targets and sources their views show, and `also`; rebuild the selected views and
+        nodes with them. Returns the nodes in `selected` order, or None when an issued ref is
+        not REF_LENGTH bytes long (then the stand-in prices were not exact and the caller must
+        price again with `issue_all`)."""
+        chosen = [self.revisions[key] for key in selected]
+        refs = issue_refs(self.binding.principal,
+                          [*chosen, *self.data.referenced(chosen, self.visibility), *also])
+        if any(len(ref) != REF_LENGTH for ref in refs.values()):
+            return None
+        self.refs = refs
+        for revision, view in zip(chosen, self.data.views(chosen, refs, self.visibility), strict=True):
+            self.views[revision.id] = view
+            self.nodes[revision.id] = self._node(revision)
+        return [self.nodes[key] for key in selected]
+
+    def issue_all(self, *, also: Iterable[Revision] = ()) -> None:
+        """The slow path of `finish`: real refs for every shown revision, every view and node
+        rebuilt with them (the closures must then be found again)."""
+        shown = [self.revisions[key] for key in self.views]
+        self.refs = issue_refs(self.binding.principal,
+                               [*shown, *self.data.referenced(shown, self.visibility), *also])
+        for revision, view in zip(shown, self.data.views(shown, self.refs, self.visibility), strict=True):
+            self.views[revision.id] = view
+            self.nodes[revision.id] = self._node(revision)
 
     def _bare(self, revision: Revision) -> AtomNode:
         return AtomNode(revision_id=revision.id, atom_id=revision.atom_id, ref="", text="", origin=revision.origin,

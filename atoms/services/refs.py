@@ -9,6 +9,20 @@ from atoms.errors import AtomError, denied
 from atoms.models import PurgedAtom, Ref, Revision
 from atoms.principal import Principal
 
+# Every ref is `ref:` + a UUID (atoms.core.ids.new_ref): always this many ASCII bytes.
+REF_LENGTH = len("ref:00000000-0000-0000-0000-000000000000")
+
+
+def stand_in_refs(revisions: Iterable[Revision]) -> dict[str, str]:
+    """Distinct placeholder refs of REF_LENGTH bytes, {revision id: stand-in}: a read prices
+    its page with them and issues real refs only for what it shows (docs/atoms.md "Read
+    path costs"). A stand-in never leaves the process."""
+    out: dict[str, str] = {}
+    for revision in revisions:
+        if revision.id not in out:
+            out[revision.id] = f"ref:00000000-0000-0000-0000-{len(out):012d}"
+    return out
+
 
 def issue_ref(principal: Principal, revision: Revision) -> str:
     """The principal's ref for this revision: stable, created on first use."""
