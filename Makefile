@@ -5,6 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+MCP_PORT ?= 8001
 
 .PHONY: install run test worker beat lint chromium clean
 
@@ -20,7 +21,7 @@ install: $(VENV)/.installed
 
 # The embedded default: SQLite, and a Celery worker (with beat) on the filesystem broker
 # (a queue in var/broker, no server) so that indexing never runs inside a web request.
-# Ctrl-C stops both.
+# The MCP server (docs/mcp.md) answers at $(MCP_PORT)/mcp. Ctrl-C stops all three.
 EMBEDDED := CELERY_BROKER_URL=filesystem://
 run: install
 	$(BIN)/python manage.py migrate --noinput
@@ -28,6 +29,8 @@ run: install
 	trap 'kill 0' EXIT; \
 	$(EMBEDDED) $(BIN)/celery -A memoryhub worker --beat --pool=solo --loglevel=warning \
 	  --schedule var/celerybeat-schedule & \
+	$(EMBEDDED) $(BIN)/uvicorn mcp_server.asgi:application --host $(HOST) --port $(MCP_PORT) \
+	  --log-level warning & \
 	$(EMBEDDED) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Debian's chromium for the browser tests; installed only when missing and we may.

@@ -71,3 +71,4 @@ class Command(BaseCommand):
         for kind, raw in keys.items():
             self.stdout.write(f"{kind:>8} key: {raw}")
         self.stdout.write(f'Try: curl -H "Authorization: Bearer {keys["agent"]}" http://127.0.0.1:8000/api/v1/whoami')
+        self.stdout.write("MCP (make run): http://127.0.0.1:8001/mcp with any key above as the Bearer token (docs/mcp.md)")
