@@ -107,7 +107,8 @@ def _check_change_shape(index: int, change: Any, binding: Binding, seen: set[str
         raise invalid("Change ids must be unique in a batch.", path=_change_path(index, "id"))
     seen.add(change["id"])
     op = change.get("op")
-    if op not in OP_KEYS or set(change) - {"input"} != OP_KEYS[op]:
+    # A non-string op (an object or a list) cannot be looked up in OP_KEYS at all.
+    if not isinstance(op, str) or op not in OP_KEYS or set(change) - {"input"} != OP_KEYS[op]:
         raise invalid("The change's op and keys do not match create, revise or retire.", path=_change_path(index),
                       changeId=change["id"])
     if "input" in change and not isinstance(change["input"], str):

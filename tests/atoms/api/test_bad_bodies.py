@@ -9,7 +9,9 @@ from tests.conftest import error_of
 ENDPOINTS = ["write", "read", "search", "inspect", "observe", "manifest", "uses", "uses/reset", "purge"]
 BODIES = [b"", b"[]", b"null", b'"x"', b"42", b"{", b'{"binding": 5}', b'{"options": []}',
           b'{"options": {"budget": {"maxAtoms": -1}}}', b'{"state": {"query": 5}}', b'{"ref": 7}',
-          b'{"changes": [null]}', b'{"input": {"payloadDigest": 1}}', b'{"refs": "x"}', b'{"atomId": []}']
+          b'{"changes": [null]}', b'{"input": {"payloadDigest": 1}}', b'{"refs": "x"}', b'{"atomId": []}',
+          # An op that is no string (an object or a list cannot even be looked up by name).
+          b'{"changes": [{"id": "a", "op": {}}]}', b'{"changes": [{"id": "a", "op": []}]}']
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
