@@ -9,6 +9,13 @@ so `?prefix=%ED%A0%80` (a lone surrogate's encoding) would search for three repl
 characters instead of being refused. U+0000 passes Django untouched and reaches the
 database, which cannot hold it in text. Other control characters are ordinary text here
 (a key-value key may contain a newline); paths no route matches get the JSON 404.
+
+The path's bytes: Django replaces `PATH_INFO` with its decoded text while it builds the
+request, so the bytes the client sent come from the raw request line the server keeps
+(gunicorn's `RAW_URI`, the `REQUEST_URI` of other WSGI servers, an ASGI scope's
+`raw_path`). Where none is kept (Django's test client, runserver), Django's decoded path is
+judged: U+0000 is refused, and bytes that are not UTF-8 stay percent-escapes in it, plain
+text that names no real key.
 """
 
 from __future__ import annotations
@@ -42,7 +49,30 @@ def bad_bytes(raw: bytes) -> bool:
 
 
 def bad_path(path_info: str) -> bool:
+    """`path_info` as a WSGI server passes it (raw bytes decoded as ISO-8859-1)."""
     return bad_bytes(_wsgi_bytes(path_info))
+
+
+def raw_path(request: HttpRequest) -> bytes | None:
+    """The path's bytes as the client sent them, percent-escapes decoded, when the server kept
+    the raw request line (module docstring)."""
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict) and isinstance(scope.get("raw_path"), bytes):
+        return unquote_to_bytes(scope["raw_path"])
+    raw = request.META.get("RAW_URI") or request.META.get("REQUEST_URI")
+    if not isinstance(raw, str) or not raw:
+        return None
+    path = _wsgi_bytes(raw).split(b"?", 1)[0]
+    if b"://" in path:  # an absolute-form request line: `GET http://host/path`
+        path = b"/" + path.split(b"://", 1)[1].partition(b"/")[2]
+    return unquote_to_bytes(path)
+
+
+def refused_path(request: HttpRequest) -> bool:
+    if "\x00" in request.path_info:
+        return True
+    raw = raw_path(request)
+    return raw is not None and bad_bytes(raw)
 
 
 def bad_query(query_string: str) -> bool:
@@ -67,7 +97,7 @@ class UrlInputMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path.startswith(API_PREFIX):
-            if bad_path(request.META.get("PATH_INFO", request.path_info)):
+            if refused_path(request):
                 return refusal("path")
             if bad_query(request.META.get("QUERY_STRING", "")):
                 return refusal("query")

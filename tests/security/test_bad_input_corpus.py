@@ -26,7 +26,8 @@ A GET or DELETE ignores a body, as HTTP says it may, so body entries go only whe
 schema documents one. U+0000 stays where a view allows it (key-value values, docs/kv.md);
 the entry then puts it elsewhere in the body. The memory tool's in-band error (200,
 `success: false`) counts as a refusal for a body that is valid JSON (see IN_BAND). Encoded lone surrogates reach the server as the raw bytes a WSGI
-server passes (`PATH_INFO` set directly): Django's test client would re-encode them.
+server passes (`PATH_INFO` set directly, with gunicorn's `RAW_URI`): Django's test client would
+re-encode them.
 
 "Nothing changes" compares every row of every model with a path to the tenant
 (tests/security/world.py `state_of`, which includes the audit log) before and after each
@@ -58,6 +59,7 @@ DEEP = "[" * 1000 + "]" * 1000
 NUL, SURROGATE = "a\u0000b", "a\ud800b"
 # Raw bytes as WSGI passes them (PEP 3333: bytes decoded as ISO-8859-1).
 RAW_NUL, RAW_SURROGATE = "\x00", b"\xed\xa0\x80".decode("iso-8859-1")
+MARK = "\ufdd0"  # a noncharacter no path holds: where the raw bytes go
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,11 @@ def requests_for(entry: str, op: Operation, world: World) -> list[Request]:
         return [Request(f"{path}?{name}={QUERY_ENTRIES[entry]}", example_body) for name in names]
     made = []
     for name in op.path_params:
-        raw = fill(op.template, {**values, name: values[name] + PATH_ENTRIES[entry]})
-        made.append(Request(path, example_body, path_info=raw.encode("utf-8").decode("iso-8859-1")))
+        # The path as UTF-8 bytes with the entry's raw bytes (not their UTF-8 encoding) spliced
+        # in, then as a WSGI server passes it: those bytes decoded as ISO-8859-1.
+        marked = fill(op.template, {**values, name: values[name] + MARK}).encode("utf-8")
+        raw = marked.replace(MARK.encode("utf-8"), PATH_ENTRIES[entry].encode("iso-8859-1"))
+        made.append(Request(path, example_body, path_info=raw.decode("iso-8859-1")))
     return made
 
 
@@ -235,7 +240,11 @@ def test_every_operation_refuses_every_entry_of_the_corpus_and_nothing_changes(a
         for op in operations(schema):
             client = client_for(op, world)
             for request in requests_for(entry, op, world):
-                extra = {"PATH_INFO": request.path_info} if request.path_info is not None else {}
+                extra = {} if request.path_info is None else {
+                    # What gunicorn passes: the raw bytes as ISO-8859-1 text, and the request
+                    # line as the client sent it (memoryhub/api/url_input.py).
+                    "PATH_INFO": request.path_info,
+                    "RAW_URI": quote(request.path_info.encode("iso-8859-1"), safe="/")}
                 response = client.generic(op.method, request.path, request.body or b"",
                                           content_type="application/json", **extra)
                 sent += 1
