@@ -45,6 +45,32 @@ def _text(value: Any, secrets: Sequence[str]) -> Any:
     return redact(value, secrets) if isinstance(value, str) else value
 
 
+# Reasons are CharField(max_length=500); redaction can lengthen a text (an eight-character
+# secret becomes the 14 characters of the marker), and PostgreSQL refuses what overflows.
+REASON_LENGTH = 500
+
+
+def _reason(value: Any, secrets: Sequence[str]) -> Any:
+    text = _text(value, secrets)
+    return text[:REASON_LENGTH] if isinstance(text, str) else text
+
+
+def summary_of_payload(payload: Any, fallback: Any) -> Any:
+    """The summary as a write stores it (tenants.memory.rules.summary_of), rebuilt from the
+    redacted payload: the stored summary is a 77-character preview that may have cut a secret
+    in two, and the half left matches no rule."""
+    if not isinstance(payload, dict):
+        return fallback
+    steps = payload.get("operations")
+    if isinstance(steps, list):
+        actions = [step.get("action", "?") if isinstance(step, dict) else "?" for step in steps]
+        text = f"batch of {len(steps)}: " + ", ".join(str(a) for a in actions)
+    else:
+        body = payload.get("content") or payload.get("old_text") or ""
+        text = f"{payload.get('action', '?')}: {str(body).strip()}"
+    return text if len(text) <= 77 else text[:77] + "..."
+
+
 def _save_changed(row: Any, changes: dict[str, Any]) -> None:
     changed = [name for name, value in changes.items() if getattr(row, name) != value]
     for name in changed:
@@ -59,18 +85,19 @@ def redact_volume(apps: Any, volume: Any) -> None:
                            "user_entries": redact_entries(volume.user_entries or [], secrets)})
     for version in apps.get_model("tenants", "MemoryVersion").objects.filter(volume_id=volume.pk).iterator():
         _save_changed(version, {"entries": redact_entries(version.entries or [], secrets),
-                                "reason": _text(version.reason, secrets)})
+                                "reason": _reason(version.reason, secrets)})
     for item in apps.get_model("tenants", "PendingWrite").objects.filter(volume_id=volume.pk).iterator():
         last_error = item.last_error
         if isinstance(last_error, dict) and isinstance(last_error.get("message"), str):
             last_error = {**last_error, "message": redact(last_error["message"], secrets)}
+        payload = redact_payload(item.payload, secrets)
         _save_changed(item, {
-            "payload": redact_payload(item.payload, secrets),
+            "payload": payload,
             "original_payload": redact_payload(item.original_payload, secrets),
             "pinned": [_text(entry, secrets) for entry in (item.pinned or [])],
-            "summary": _text(item.summary, secrets)[:80],
+            "summary": summary_of_payload(payload, _text(item.summary, secrets)[:80]),
             "last_error": last_error,
-            "reason": _text(item.reason, secrets),
+            "reason": _reason(item.reason, secrets),
         })
     for session in apps.get_model("tenants", "MemorySession").objects.filter(volume_id=volume.pk).iterator():
         snapshot = redact(session.snapshot, secrets)

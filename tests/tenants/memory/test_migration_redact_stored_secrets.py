@@ -68,7 +68,7 @@ def test_it_redacts_entries_history_pending_items_snapshots_and_findings(old_app
                                            {"action": "replace", "old_text": REDACTED, "content": "rotated"}]}
     assert item.original_payload == {"action": "add", "content": f"pw {REDACTED}"}
     assert item.pinned == [None, CLEAN]
-    assert item.summary == f"batch: {REDACTED}"
+    assert item.summary == "batch of 2: add, replace"  # rebuilt from the redacted payload
     assert item.last_error == {"code": "NO_MATCH", "message": f"No memory entry contains '{REDACTED}'."}
     assert item.reason == REDACTED
     session = MemorySession.objects.get()
@@ -105,3 +105,25 @@ def test_the_migration_runs_the_redaction_forward_only():
     [operation] = MIGRATION.Migration.operations
     assert operation.code is MIGRATION.redact_stored_secrets
     assert ("tenants", "0004_tenant_limits") in MIGRATION.Migration.dependencies
+
+
+def test_a_summary_that_cut_a_secret_in_two_is_rebuilt_from_the_redacted_payload(old_apps, old_volume):
+    content = "Our staging cluster needs a token, here it is in full: " + TOKEN
+    summary = f"add: {content}"[:77] + "..."  # what an older release stored: half of the token
+    assert TOKEN not in summary and TOKEN[:10] in summary
+    old_apps.get_model("tenants", "PendingWrite").objects.create(
+        volume=old_volume, target="memory", origin="foreground", created_by="key:k_1", summary=summary,
+        payload={"action": "add", "content": content}, original_payload=None, pinned=[None])
+    MIGRATION.redact_stored_secrets(old_apps, None)
+    item = PendingWrite.objects.get(summary__startswith="add:")
+    assert TOKEN[:10] not in item.summary and item.summary.startswith("add: Our staging cluster")
+
+
+def test_a_long_reason_stays_within_its_column_after_redaction(old_apps, old_volume):
+    reason = (TENANT_SECRET + " ") * 35  # 490 characters; redacted, 525: the marker is longer
+    assert len(reason) <= 500 < len(reason.replace(TENANT_SECRET, REDACTED))
+    old_apps.get_model("tenants", "MemoryVersion").objects.create(
+        volume=old_volume, target="memory", number=2, entries=[], origin="human", actor_label="alice", reason=reason)
+    MIGRATION.redact_stored_secrets(old_apps, None)
+    stored = MemoryVersion.objects.get(target="memory", number=2).reason
+    assert TENANT_SECRET not in stored and len(stored) <= 500
