@@ -7,6 +7,11 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 application = get_asgi_application()
 
+# uvicorn's access log names every path (docs/operations.md "Logs").
+from memoryhub.log_scrub import install_on_servers  # noqa: E402 - Django is set up above
+
+install_on_servers()
+
 # Not under gunicorn, whose post_worker_init hook (gunicorn.conf.py) loads it after the fork.
 if not os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn/"):
     from atoms.embedding import warm_up_in_background

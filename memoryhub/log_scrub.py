@@ -232,6 +232,11 @@ def scrub(record: logging.LogRecord) -> None:
         first = record.args[0]
         if isinstance(first, str) and " " in first:  # runserver's "%s" %s %s with the request line
             record.args = (_request_line(first), *record.args[1:])
+    if record.name == "uvicorn.access" and isinstance(record.args, tuple) and len(record.args) == 5:
+        # '%s - "%s %s HTTP/%s" %d': client, method, path with its query string, version, status.
+        target = record.args[2]
+        if isinstance(target, str):
+            record.args = (*record.args[:2], route_of(unquote(urlsplit(target).path)), *record.args[3:])
     if record.name == "django.db.backends" and isinstance(record.args, tuple) and len(record.args) == 4:
         # "(%.3f) %s; args=%s; alias=%s": the statement has its parameters inlined.
         record.args = (record.args[0], "[statement withheld]", WITHHELD, record.args[3])
@@ -261,6 +266,16 @@ class ScrubFilter(logging.Filter):
             record.msg, record.args = "log record withheld: scrubbing failed (%s)", (type(exc).__name__,)
             record.exc_info, record.exc_text = None, None
         return True
+
+
+def install_on_servers() -> None:
+    """ASGI servers log through loggers of their own that do not reach the root logger
+    (uvicorn's access and error logs, also under gunicorn's uvicorn worker): the filter goes on
+    those loggers themselves, so it sees every record whichever handlers they get."""
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ScrubFilter) for f in logger.filters):
+            logger.addFilter(ScrubFilter())
 
 
 def install(logger: logging.Logger) -> None:

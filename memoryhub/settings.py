@@ -395,5 +395,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["scrub"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # The MCP SDK logs a line per request at INFO (mcp_server/, docs/mcp.md).
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
+    # Django's defaults give `django` (and so django.request) and `django.server` (runserver's
+    # request lines) handlers of their own that bypass the root's scrub filter: send both to
+    # the root instead (docs/operations.md "Logs").
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "mcp": {"level": "WARNING"},
+                "django": {"handlers": [], "level": env_str("LOG_LEVEL", "INFO"), "propagate": True},
+                "django.server": {"handlers": [], "level": env_str("LOG_LEVEL", "INFO"), "propagate": True}},
 }

@@ -250,3 +250,33 @@ def test_a_route_without_parameters_is_shown_once_even_through_two_filtered_hand
     lines = [r.getMessage() for r in records if r.name == "django.request"]
     assert lines == ["Unauthorized: /api/v1/whoami [api-whoami]"]
     assert leaks(records) == []
+
+
+def test_djangos_own_loggers_reach_the_scrubbed_root_handler() -> None:
+    """Django's defaults give `django` and `django.server` handlers of their own, which print
+    request lines and paths unscrubbed; settings.LOGGING sends both to the root."""
+    import logging as std_logging
+
+    from memoryhub.log_scrub import ScrubFilter
+
+    for name in ("django", "django.server"):
+        logger = std_logging.getLogger(name)
+        assert logger.handlers == [] and logger.propagate, name
+    root = std_logging.getLogger()
+    assert any(isinstance(f, ScrubFilter) for handler in root.handlers[:1] for f in handler.filters)
+
+
+def test_uvicorns_access_lines_show_routes_not_names() -> None:
+    """uvicorn (and gunicorn's uvicorn worker) logs '%s - "%s %s HTTP/%s" %d' on its own logger."""
+    import logging as std_logging
+
+    from memoryhub.log_scrub import install_on_servers
+
+    install_on_servers()
+    path = "/api/v1/agents/bot/namespaces/secretns/keys/secretkey?prefix=planted"
+    record = std_logging.LogRecord("uvicorn.access", std_logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                                   ("127.0.0.1:5000", "GET", path, "1.1", 404), None)
+    assert std_logging.getLogger("uvicorn.access").filter(record)
+    line = record.getMessage()
+    assert "secretns" not in line and "secretkey" not in line and "planted" not in line
+    assert "/api/v1/agents/<agent>/namespaces/<ns>/keys/<key>" in line and "404" in line

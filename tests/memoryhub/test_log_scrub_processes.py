@@ -62,7 +62,11 @@ def test_gunicorns_access_log_and_djangos_request_log_show_routes_not_names(tmp_
         assert get(port, f"/api/v1/no-such/{AGENT}/{KEY}") == 404
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # never leave a gunicorn behind
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
     text = log.read_text(errors="replace")
     assert "GET /api/v1/agents/<agent>/namespaces/<ns>/keys [api-kv-keys] HTTP/1.1" in text, text
     assert "GET /t/<slug>/agents/<agent>/ns/<ns>/entry [kv-entry] HTTP/1.1" in text, text
