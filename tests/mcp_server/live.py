@@ -18,6 +18,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -92,8 +93,8 @@ def http_server() -> Iterator[str]:
     if in_memory_sqlite():
         yield from _thread_server(port)
         return
-    log = ROOT / "var" / f"mcp-test-{port}.log"
-    log.parent.mkdir(exist_ok=True)
+    # Outside the checkout; removed once the server stopped (a failure names it in its message).
+    log = Path(tempfile.gettempdir()) / f"memoryhub-mcp-test-{port}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "mcp_server.asgi:application", "--host", "127.0.0.1",
@@ -110,6 +111,7 @@ def http_server() -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    log.unlink(missing_ok=True)
 
 
 def _thread_server(port: int) -> Iterator[str]:

@@ -155,6 +155,13 @@ def test_redacting_a_crafted_input_takes_linear_time(keyword):
     GROWTH_LIMIT times as long as PIECES texts of 1/PIECES of it (linear work: about 1,
     quadratic: about PIECES)."""
     small, large = _repeated(keyword, LARGE // PIECES), _repeated(keyword, LARGE)
-    pieces = _best_of_five(lambda: [redact(small, ["tenant-secret-1"]) for _ in range(PIECES)])
-    whole = _best_of_five(lambda: redact(large, ["tenant-secret-1"]))
-    assert whole / pieces < GROWTH_LIMIT, f"{keyword!r}: {pieces * 1000:.1f} ms vs {whole * 1000:.1f} ms"
+    figures = []
+    # Up to three attempts: a linear rule passes the first on a quiet machine, and a loaded one
+    # cannot make a quadratic rule (about PIECES times) pass any of them.
+    for _ in range(3):
+        pieces = _best_of_five(lambda: [redact(small, ["tenant-secret-1"]) for _ in range(PIECES)])
+        whole = _best_of_five(lambda: redact(large, ["tenant-secret-1"]))
+        figures.append(f"{pieces * 1000:.1f} ms vs {whole * 1000:.1f} ms")
+        if whole / pieces < GROWTH_LIMIT:
+            return
+    raise AssertionError(f"{keyword!r}: " + "; ".join(figures))
