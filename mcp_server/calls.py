@@ -28,8 +28,7 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 def tools_for(key: ApiKey) -> list[ToolSpec]:
-    """The tools this key may use; the others are not listed (issue: "Tools a key may not
-    use are not listed for that key")."""
+    """The tools this key may use; the others are not listed (docs/mcp.md "Tools")."""
     return [tool for tool in TOOLS if tool.allowed(key)]
 
 

@@ -33,7 +33,7 @@ class KeyPrincipal:
 def key_for_authorization(header: str) -> ApiKey | None:
     """The live key an `Authorization` header names: None without a header, else the key or
     AuthenticationFailed with the message of docs/api.md "Authentication". Shared by the
-    REST API and the MCP server (mcp_server/identity.py), so both accept the same keys."""
+    REST API and the MCP server (mcp_server/gate.py), so both accept the same keys."""
     if not header:
         return None
     scheme, _, raw = header.partition(" ")

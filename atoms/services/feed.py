@@ -10,7 +10,8 @@ policies and keys a tenant has. Every change to a feed updates them in its own t
 - an index step moves a checkpoint (`checkpoint_advanced`).
 
 Locking: each of these first locks (or creates, under the store lock) the policy's
-PolicyFeed row, so on PostgreSQL they serialize per policy. The decrements of moved and
+PolicyFeed row (`feed_moved` by its first statement, an UPDATE of that row), so on
+PostgreSQL they serialize per policy. The decrements of moved and
 removed revisions are then statements run after that lock, so they see the checkpoint a
 concurrent index step committed, and the index step counts its range after the same lock,
 so it sees a concurrent purge's deletions once that purge commits (or holds the lock

@@ -22,7 +22,7 @@ from tenants.models import Agent, ApiKey
 
 def agent_for_key(*, key: ApiKey, slug: str, actor: Actor) -> Agent:
     """The caller's agent. Keys that may not create it get one 404 for "missing",
-    "another tenant's" and "outside my list" alike (spec §8); a writable key creates its
+    "another tenant's" and "outside my list" alike (docs/api.md "Tenant isolation"); a writable key creates its
     own agent on first use (docs/kv.md "Implicit agents")."""
     if not AGENT_SLUG_RE.match(slug):
         raise KvError("INVALID_AGENT", "Agent slugs are 1-64 characters of [a-z0-9-].")

@@ -95,8 +95,8 @@ class WriteRequest:
 
 def redacted(request: WriteRequest, secrets: Sequence[str]) -> WriteRequest:
     """The request as it may be stored (a pending item, its summary): `content` and
-    `old_text` of every step redacted, as the check order redacts them (spec §3 (4),
-    docs/memory-files.md "Redaction")."""
+    `old_text` of every step redacted, as the check order redacts them (docs/memory-files.md
+    "Redaction")."""
     def clean(text: str | None) -> str | None:
         return threats.redact(text, secrets) if text is not None else None
 

@@ -1,5 +1,5 @@
-"""The tenant's literal secrets, redacted from every memory write (spec/memory-files.md §4)
-and, when one is added, from what is already stored (docs/memory-files.md "Redaction").
+"""The tenant's literal secrets, redacted from every memory write (docs/memory-files.md
+"Redaction") and, when one is added, from what is already stored (docs/memory-files.md "Redaction").
 
 Write-only: a secret can be added or all of them cleared, and nothing here returns a value.
 The audit row records counts and digests, never the text (audit_record keeps only a digest
