@@ -2,7 +2,7 @@
 
 Primary keys are global: a tenant that sees its own pending write 41 and then 57 learns
 that others made 15 writes in between. Rows shown through the API or the UI (audit events,
-pending memory writes) therefore carry a random public id, and only that id appears in
+pending memory writes, threat findings) therefore carry a random public id, and only that id appears in
 answers and URLs (docs/api.md "Tenant isolation").
 """
 
@@ -25,3 +25,7 @@ def new_audit_id() -> str:
 
 def new_pending_id() -> str:
     return new_public_id("pw")
+
+
+def new_finding_id() -> str:
+    return new_public_id("tf")

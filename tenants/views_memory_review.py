@@ -192,10 +192,11 @@ def findings_list(request: HttpRequest) -> HttpResponse:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def finding_remove(request: HttpRequest, finding_id: int) -> HttpResponse:
+def finding_remove(request: HttpRequest, finding_id: str) -> HttpResponse:
     """Remove the flagged entry through a normal human write (which resolves the finding)."""
     tenant = tenant_of(request)
-    finding = get_object_or_404(ThreatFinding, volume__tenant=tenant, pk=finding_id, resolved_at__isnull=True)
+    finding = get_object_or_404(ThreatFinding, volume__tenant=tenant, public_id=finding_id,
+                                resolved_at__isnull=True)
     with transaction.atomic():
         # Locked first so the check that this exact entry is still stored and the removal see
         # one state: old_text is a substring test, and a finding whose entry is gone must not

@@ -8,7 +8,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from memoryhub.public_ids import MAX_LENGTH, new_pending_id
+from memoryhub.public_ids import MAX_LENGTH, new_finding_id, new_pending_id
 from tenants.models.tenancy import Tenant
 
 TARGETS = ("memory", "user")
@@ -149,6 +149,8 @@ class MemorySession(models.Model):
 
 class ThreatFinding(models.Model):
     volume = models.ForeignKey(MemoryVolume, on_delete=models.CASCADE, related_name="findings")
+    # The id the UI shows; the integer pk is global and stays internal (memoryhub/public_ids.py).
+    public_id = models.CharField(max_length=MAX_LENGTH, unique=True, default=new_finding_id, editable=False)
     target = models.CharField(max_length=8)
     entry = models.TextField()
     patterns = models.JSONField(default=list)

