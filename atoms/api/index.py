@@ -8,24 +8,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import HOSTS, AtomsAPIView
+from atoms.api.schemas_host import INDEX_STATUS, AtomsIndexPrioritize, AtomsIndexUpdate
 from atoms.services.index_api import atoms_index_prioritize, atoms_index_update
 from atoms.services.index_status import status_response
 from memoryhub.api.schema import errors
 
-UpdateRequest = inline_serializer("AtomsIndexUpdateRequest", {
-    "binding": serializers.DictField(required=False), "options": serializers.DictField(required=False),
-})
 UpdateResult = inline_serializer("AtomsIndexUpdateResult", {
     "indexed": serializers.IntegerField(), "processed": serializers.IntegerField(),
     "pending": serializers.BooleanField(),
 })
-PrioritizeRequest = inline_serializer("AtomsIndexPrioritizeRequest", {
-    "binding": serializers.DictField(required=False),
-    "refs": serializers.ListField(child=serializers.CharField(), max_length=256),
-    "options": serializers.DictField(required=False),
-})
 PrioritizeResult = inline_serializer("AtomsIndexPrioritizeResult", {"indexed": serializers.IntegerField()})
-StatusRequest = inline_serializer("AtomsIndexStatusRequest", {})
 StatusResult = inline_serializer("AtomsIndexStatusResult", {
     "ready": serializers.BooleanField(),
     "encoder": inline_serializer("AtomsIndexEncoder", {"id": serializers.CharField(),
@@ -56,7 +48,7 @@ class IndexUpdateView(AtomsAPIView):
             "concurrent indexer gives REVISION_CONFLICT. `pending` says more events wait, never that the whole "
             "index is ready: use index/status for that. Workers do this on their own after every commit."
         ),
-        request=UpdateRequest, responses={200: UpdateResult, **errors(NOT_READY)},
+        request=AtomsIndexUpdate, responses={200: UpdateResult, **errors(NOT_READY)},
         examples=[
             OpenApiExample("drain 64 events", request_only=True, value={"options": {"limit": 64}}),
             OpenApiExample("progress", response_only=True, value={"indexed": 60, "processed": 64, "pending": True}),
@@ -77,7 +69,7 @@ class IndexPrioritizeView(AtomsAPIView):
             "a valid entry (at most 256); checkpoints do not move. Use it for atoms an agent needs semantically "
             "right away."
         ),
-        request=PrioritizeRequest,
+        request=AtomsIndexPrioritize,
         responses={200: PrioritizeResult, **errors({**NOT_READY, 413: ["LIMIT_EXCEEDED"]})},
         examples=[
             OpenApiExample("two refs", request_only=True, value={"refs": ["ref:2b0e…", "ref:91ad…"]}),
@@ -99,7 +91,7 @@ class IndexStatusView(AtomsAPIView):
             "some active key reads is drained (its checkpoint reached the policy's latest seq). Each policy "
             "reports its checkpoint, latest seq and backlog. Answers during a pending purge."
         ),
-        request=StatusRequest, responses={200: StatusResult},
+        request=INDEX_STATUS, responses={200: StatusResult},
         examples=[OpenApiExample("ready", response_only=True, value={
             "ready": True, "encoder": {"id": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384},
             "config": "5f1c…", "indexGeneration": 0,

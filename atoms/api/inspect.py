@@ -8,14 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
+from atoms.api.schemas_recall import AtomsInspect
 from atoms.services.inspect import atoms_inspect
 from memoryhub.api.schema import errors
 
-InspectRequest = inline_serializer("AtomsInspectRequest", {
-    "binding": serializers.DictField(required=False),
-    "ref": serializers.CharField(),
-    "options": serializers.DictField(required=False),
-})
 InspectResult = inline_serializer("AtomsInspectResult", {
     "atom": serializers.DictField(),
     "neighbors": serializers.ListField(child=serializers.DictField()),
@@ -33,7 +29,7 @@ InspectResult = inline_serializer("AtomsInspectResult", {
 class InspectView(AtomsAPIView):
     @extend_schema(
         operation_id="atoms_inspect", summary="One atom with its neighbours, a page at a time", tags=["atoms"],
-        request=InspectRequest,
+        request=AtomsInspect,
         responses={200: InspectResult, **errors({410: ["CURSOR_EXPIRED"], 422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("outgoing links", request_only=True, value={

@@ -11,27 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import HOSTS, AtomsAPIView
+from atoms.api.schemas_host import MANIFEST, AtomsObserve
 from atoms.services.manifests import atoms_manifest
 from atoms.services.observe import atoms_observe
 
-ObserveRequest = inline_serializer("AtomsObserveRequest", {
-    "binding": serializers.DictField(),
-    "input": inline_serializer("AtomsObserveInput", {
-        "presentations": serializers.ListField(child=serializers.DictField(), required=False),
-        "sources": serializers.ListField(child=serializers.DictField(), required=False),
-        "inherit": serializers.ListField(child=serializers.CharField(), required=False),
-        "watches": serializers.ListField(child=serializers.CharField(), required=False),
-        "basis": serializers.ChoiceField(choices=["current", "historical"], required=False),
-        "payloadDigest": serializers.CharField(min_length=64, max_length=64),
-    }),
-})
 ObserveResult = inline_serializer("AtomsObserveResult", {
     "input": serializers.CharField(), "expiresAt": serializers.IntegerField(), "receipt": serializers.DictField(),
-})
-ManifestRequest = inline_serializer("AtomsManifestRequest", {
-    "binding": serializers.DictField(),
-    "receipt": serializers.CharField(required=False),
-    "input": serializers.CharField(required=False),
 })
 Manifest = inline_serializer("AtomsManifest", {
     "id": serializers.CharField(), "contractVersion": serializers.IntegerField(),
@@ -73,7 +58,7 @@ class ObserveView(AtomsAPIView):
             "Host and admin keys only. The binding names the agent's key; the token is bound to that key's "
             "scope and expires after ATOMS_CURSOR_TTL_MS. The agent passes it as `input` on each change."
         ),
-        request=ObserveRequest, responses={200: ObserveResult},
+        request=AtomsObserve, responses={200: ObserveResult},
         examples=[
             OpenApiExample("the units an agent was shown", request_only=True, value={
                 "binding": {"key": "k_agent7"},
@@ -103,7 +88,7 @@ class ManifestView(AtomsAPIView):
             "Host and admin keys only. Give exactly one of `receipt` and `input`; the binding must match "
             "the key, subject, generation, policies and actor the manifest was issued under."
         ),
-        request=ManifestRequest, responses={200: Manifest},
+        request=MANIFEST, responses={200: Manifest},
         examples=[
             OpenApiExample("a token's manifest", request_only=True,
                            value={"binding": {"key": "k_agent7"}, "input": "input:8c1d…"}),

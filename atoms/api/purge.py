@@ -8,16 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import ADMINS, AtomsAPIView
+from atoms.api.schemas_write import PURGE
 from atoms.services.purge import atoms_purge
 from memoryhub.api.schema import errors
 
-PurgeRequest = inline_serializer("AtomsPurgeRequest", {
-    "atomId": serializers.CharField(required=False), "ref": serializers.CharField(required=False),
-    "options": inline_serializer("AtomsPurgeOptions", {
-        "dryRun": serializers.BooleanField(required=False, default=False),
-        "maxWork": serializers.IntegerField(required=False, min_value=0, max_value=16_000_000),
-    }, required=False),
-})
 PurgeResult = inline_serializer("AtomsPurgeResult", {
     "complete": serializers.BooleanField(), "dryRun": serializers.BooleanField(),
     "affectedAtomIds": serializers.ListField(child=serializers.CharField()),
@@ -45,7 +39,7 @@ class PurgeView(AtomsAPIView):
             "(ACCESS_DENIED, reason erasure-incomplete) until the purge completes; repeat the call "
             "for the same atom to resume after `complete: false`."
         ),
-        tags=["atoms"], request=PurgeRequest, responses={200: PurgeResult, **errors({409: ["REVISION_CONFLICT"]})},
+        tags=["atoms"], request=PURGE, responses={200: PurgeResult, **errors({409: ["REVISION_CONFLICT"]})},
         examples=[
             OpenApiExample("dry run", request_only=True,
                            value={"atomId": "atom:0b6c…", "options": {"dryRun": True}}),

@@ -8,14 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
+from atoms.api.schemas_recall import AtomsRead
 from atoms.services.read import atoms_read
 from memoryhub.api.schema import errors
 
-ReadRequest = inline_serializer("AtomsReadRequest", {
-    "binding": serializers.DictField(required=False),
-    "state": serializers.DictField(),
-    "options": serializers.DictField(required=False),
-})
 RecallResult = inline_serializer("AtomsRecallResult", {
     "items": serializers.ListField(child=serializers.DictField()),
     "text": serializers.CharField(),
@@ -43,7 +39,7 @@ class ReadView(AtomsAPIView):
             "same atoms as AtomViews with scores. A cursor pages through the frozen ranking. read records a "
             "receipt that observe can present and watch; it never changes use state."
         ),
-        request=ReadRequest,
+        request=AtomsRead,
         responses={200: RecallResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
                                                 422: ["BUDGET_EXHAUSTED"]})},
         examples=[

@@ -8,14 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
+from atoms.api.schemas_recall import AtomsSearch
 from atoms.services.search import atoms_search
 from memoryhub.api.schema import errors
 
-SearchRequest = inline_serializer("AtomsSearchRequest", {
-    "binding": serializers.DictField(required=False),
-    "query": serializers.CharField(),
-    "options": serializers.DictField(required=False),
-})
 SearchResult = inline_serializer("AtomsSearchResult", {
     "items": serializers.ListField(child=serializers.DictField()),
     "stale": serializers.ListField(child=serializers.CharField()),
@@ -35,7 +31,7 @@ class SearchView(AtomsAPIView):
             "are listed in `stale` instead of `items`. No closure is computed. A search records a receipt that "
             "observe can present and watch; it never changes use state."
         ),
-        request=SearchRequest,
+        request=AtomsSearch,
         responses={200: SearchResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
                                                 422: ["BUDGET_EXHAUSTED"]})},
         examples=[

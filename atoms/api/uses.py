@@ -11,20 +11,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import HOSTS, AtomsAPIView
+from atoms.api.schemas_host import AtomsUses, AtomsUsesReset
 from atoms.services.uses import atoms_uses, atoms_uses_reset
 from memoryhub.api.schema import errors
 
-UsesRequest = inline_serializer("AtomsUsesRequest", {
-    "binding": serializers.DictField(),
-    "refs": serializers.ListField(child=serializers.CharField(), min_length=1, max_length=256),
-    "eventId": serializers.CharField(),
-    "input": serializers.CharField(required=False),
-})
 UsesResult = inline_serializer("AtomsUsesResult", {
     "acceptedAt": serializers.IntegerField(), "recorded": serializers.IntegerField(),
     "repeated": serializers.IntegerField(),
 })
-ResetRequest = inline_serializer("AtomsUsesResetRequest", {"binding": serializers.DictField()})
 ResetResult = inline_serializer("AtomsUsesResetResult", {"deleted": serializers.IntegerField()})
 
 
@@ -43,7 +37,7 @@ class UsesView(AtomsAPIView):
             "stores nothing (INVALID_INPUT); state written by another model id gives STATE_INVALIDATED until "
             "uses/reset."
         ),
-        request=UsesRequest,
+        request=AtomsUses,
         responses={200: UsesResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"]})},
         examples=[
             OpenApiExample("the refs an agent's answer used", request_only=True, value={
@@ -68,7 +62,7 @@ class UsesResetView(AtomsAPIView):
             "binding's read policies, which clears STATE_INVALIDATED after a model change. Event markers stay, "
             "so an eventId recorded before still counts as repeated."
         ),
-        request=ResetRequest, responses={200: ResetResult},
+        request=AtomsUsesReset, responses={200: ResetResult},
         examples=[
             OpenApiExample("reset an agent's use state", request_only=True,
                            value={"binding": {"key": "k_agent7", "readPolicies": ["default"]}}),

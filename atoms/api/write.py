@@ -8,14 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from atoms.api.base import WRITE_BODY_LIMIT, AtomsAPIView
+from atoms.api.schemas_write import AtomsWrite
 from atoms.services.write import atoms_write
 from memoryhub.api.schema import errors
 
-WriteRequest = inline_serializer("AtomsWriteRequest", {
-    "binding": serializers.DictField(required=False),
-    "changes": serializers.ListField(child=serializers.DictField()),
-    "options": serializers.DictField(required=False),
-})
 WriteOutcome = inline_serializer("AtomsWriteOutcome", {
     "operationId": serializers.CharField(), "repeated": serializers.BooleanField(),
     "indexing": serializers.ChoiceField(choices=["pending", "ready"]),
@@ -29,7 +25,7 @@ class WriteView(AtomsAPIView):
 
     @extend_schema(
         operation_id="atoms_write", summary="Create, revise or retire atoms in one atomic batch", tags=["atoms"],
-        request=WriteRequest,
+        request=AtomsWrite,
         responses={200: WriteOutcome, **errors({409: ["REVISION_CONFLICT", "IDEMPOTENCY_CONFLICT"],
                                                 410: ["CURSOR_EXPIRED"], 422: ["BUDGET_EXHAUSTED"]})},
         examples=[

@@ -106,3 +106,83 @@ def test_path_and_query_parameters_state_their_forms(db):
     assert parameter("/api/v1/pending", "get", "target")["enum"] == ["memory", "user"]
     assert parameter("/api/v1/agents/{agent}/namespaces/{ns}/keys", "get", "limit") == {
         "type": "integer", "minimum": 1, "maximum": 1000}
+
+
+# The Atom API's bodies (docs/atoms.md "Request schemas"): described field by field, as
+# strictly as the services check them. index/status reads nothing from its body.
+ATOM_BODIES_IGNORED = {"/api/v1/atoms/index/status"}
+
+
+def _resolve(schema: dict, components: dict) -> dict:
+    while "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _alternatives(schema: dict, components: dict) -> list[dict]:
+    """The schemas a value may match: refs resolved, allOf of one and oneOf unfolded."""
+    schema = _resolve(schema, components)
+    if "oneOf" in schema:
+        return [alt for option in schema["oneOf"] for alt in _alternatives(option, components)]
+    if "allOf" in schema:
+        assert len(schema["allOf"]) == 1, schema
+        return _alternatives(schema["allOf"][0], components)
+    return [schema]
+
+
+def _undescribed(schema: dict, components: dict, path: str, seen: set[int]) -> list[str]:
+    """Places under `schema` with no type, or objects of free form."""
+    problems = []
+    for alt in _alternatives(schema, components):
+        if id(alt) in seen:
+            continue
+        seen.add(id(alt))
+        if "type" not in alt and alt.get("enum") != [None]:
+            problems.append(f"{path}: no type")
+        if alt.get("type") == "object":
+            extra = alt.get("additionalProperties", True)
+            if not alt.get("properties") and not isinstance(extra, dict):
+                problems.append(f"{path}: a free-form object")
+            for name, prop in alt.get("properties", {}).items():
+                problems += _undescribed(prop, components, f"{path}.{name}", seen)
+            if isinstance(extra, dict):
+                problems += _undescribed(extra, components, f"{path}.*", seen)
+        if alt.get("type") == "array":
+            problems += _undescribed(alt["items"], components, f"{path}[]", seen)
+    return problems
+
+
+def test_every_atom_request_body_is_described_field_by_field(db):
+    schema = _schema()
+    components = schema["components"]["schemas"]
+    atom_paths = sorted(path for path in schema["paths"] if path.startswith("/api/v1/atoms/"))
+    assert len(atom_paths) == 12
+    for path in atom_paths:
+        body = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        if path in ATOM_BODIES_IGNORED:
+            assert body["type"] == "object" and body["properties"] == {}, path
+            continue
+        assert _undescribed(body, components, path, set()) == [], path
+        # Every Atom service refuses unknown body keys, so every top-level form says so.
+        for form in _alternatives(body, components):
+            assert form["additionalProperties"] is False, (path, form)
+            assert form["properties"], path
+
+
+def test_atom_request_bodies_state_the_services_rules(db):
+    components = _schema()["components"]["schemas"]
+    binding = components["AtomsBindingRequest"]
+    assert binding["additionalProperties"] is False
+    assert binding["properties"]["readPolicies"]["uniqueItems"] is True
+    assert binding["properties"]["writePolicy"]["pattern"] == "^[A-Za-z0-9:._-]{1,128}$"
+    assert components["AtomsUsesRequest"]["properties"]["refs"]["maxItems"] == 256
+    assert components["AtomsUsesRequest"]["required"] == ["binding", "eventId", "refs"]
+    assert components["AtomsReadOptionsRequest"]["properties"]["tokens"] == {
+        "type": "integer", "minimum": 1, "maximum": 1_000_000, "description": "UTF-8 bytes of the render; default 4096."}
+    assert components["AtomsObserveInputRequest"]["properties"]["payloadDigest"]["pattern"] == "^[0-9a-f]{64}$"
+    assert components["AtomsStateRequest"]["additionalProperties"] is False
+    # Exactly one of atomId and ref; exactly one of receipt and input; one of three change kinds.
+    assert len(components["AtomsPurgeRequest"]["oneOf"]) == 2
+    assert len(components["AtomsManifestLookupRequest"]["oneOf"]) == 2
+    assert len(components["AtomsChangeRequest"]["oneOf"]) == 3
+    assert components["AtomsRetireRequest"]["required"] == ["id", "op", "target"]
