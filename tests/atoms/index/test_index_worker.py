@@ -20,7 +20,8 @@ from tests.worker import celery_worker
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 PAUSING = "tests.atoms.index.providers.PausingFake"
-ATOMS = 40  # more than one 32-event step
+ATOMS = 40  # more than one step of STEP events
+STEP = 32  # the worker's ATOMS_INDEX_TASK_STEP here: the tests need a second step
 
 
 @pytest.fixture(autouse=True)
@@ -79,17 +80,18 @@ def drained() -> bool:
 
 def test_a_task_killed_after_its_first_step_runs_again_and_writes_nothing_twice(I, fault_dir, monkeypatch):
     monkeypatch.setenv("MH_FAULT_PAUSE", "encode-2")  # step 1 commits, step 2 hangs in the encoder
+    monkeypatch.setenv("ATOMS_INDEX_TASK_STEP", str(STEP))  # the worker takes it from its environment
     policy = corpus(I)
     tenant_id = AtomStore.objects.get().tenant_id
     with celery_worker(concurrency_pool="prefork", extra_args=["--concurrency=1"]):
         index_update.delay(tenant_id, policy)
         wait_for(lambda: len(encodes(fault_dir)) >= 2, "the second step to start encoding")
         first_step = dict(IndexEntry.objects.values_list("atom_id", "id"))
-        assert len(first_step) == 32
+        assert len(first_step) == STEP
         os.kill(encodes(fault_dir)[1][0], signal.SIGKILL)
         wait_for(drained, "the redelivered task to drain the feed")
     calls = encodes(fault_dir)
-    assert [count for _, count in calls] == [32, ATOMS - 32, ATOMS - 32]
+    assert [count for _, count in calls] == [STEP, ATOMS - STEP, ATOMS - STEP]
     assert calls[2][0] != calls[1][0]  # a fresh pool child ran it again
     entries = dict(IndexEntry.objects.values_list("atom_id", "id"))
     assert len(entries) == ATOMS == IndexEntry.objects.count()
@@ -98,6 +100,7 @@ def test_a_task_killed_after_its_first_step_runs_again_and_writes_nothing_twice(
 
 def test_checkpoints_survive_a_worker_restart(I, fault_dir, monkeypatch):
     monkeypatch.setenv("MH_FAULT_PAUSE", "encode-2")
+    monkeypatch.setenv("ATOMS_INDEX_TASK_STEP", str(STEP))
     policy = corpus(I)
     tenant_id = AtomStore.objects.get().tenant_id
     with celery_worker(concurrency_pool="solo") as worker:
@@ -113,7 +116,7 @@ def test_checkpoints_survive_a_worker_restart(I, fault_dir, monkeypatch):
         index_sweep.delay()  # the beat's sweep finds the backlog and queues the feed again
         wait_for(drained, "a new worker to finish from the checkpoint")
     calls = encodes(fault_dir)
-    assert [count for _, count in calls] == [32, ATOMS - 32, ATOMS - 32]
+    assert [count for _, count in calls] == [STEP, ATOMS - STEP, ATOMS - STEP]
     entries = dict(IndexEntry.objects.values_list("atom_id", "id"))
     assert len(entries) == ATOMS
     assert all(entries[atom] == entry_id for atom, entry_id in first_step.items())
