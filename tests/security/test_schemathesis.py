@@ -19,7 +19,8 @@ valid and invalid; every answer must be:
   the schema states those limits as `maxItems` and `maxLength` (docs/atoms.md "Request
   schemas").
 
-Three runs, bounded in time (together two to three minutes per database on two cores):
+Three runs, bounded in time (together about three minutes on SQLite, four to five on
+PostgreSQL, on two busy cores):
 
 - the admin key and the agent key, derandomized: the same requests every time, the
   schema's examples and the coverage cases included;
