@@ -186,3 +186,7 @@ def test_atom_request_bodies_state_the_services_rules(db):
     assert len(components["AtomsManifestLookupRequest"]["oneOf"]) == 2
     assert len(components["AtomsChangeRequest"]["oneOf"]) == 3
     assert components["AtomsRetireRequest"]["required"] == ["id", "op", "target"]
+    # purge takes 1e6 as an integer and lowers a maxWork above its ceiling, as every budget.
+    max_work = components["AtomsPurgeOptionsRequest"]["properties"]["maxWork"]
+    assert (max_work["type"], max_work["minimum"], max_work["multipleOf"]) == ("number", 0, 1)
+    assert "maximum" not in max_work
