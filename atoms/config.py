@@ -1,4 +1,4 @@
-"""The tenant's Atom configuration (docs/atoms.md §6.4 "Tenant config", §8.2, §10)."""
+"""The tenant's Atom configuration (docs/atoms.md "Defaults" "Tenant config", docs/atoms.md "Decisions" and "Semantic index")."""
 
 from __future__ import annotations
 

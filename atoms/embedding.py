@@ -1,7 +1,7 @@
 """Which embedding provider a tenant uses, loading it once per process, and MiniLM.
 
 `settings.ATOMS_EMBEDDING_PROVIDER` is `{"class", "options"}` or None (lexical only); a
-tenant's `atoms_config.embedding` overrides it, `null` included (docs/atoms.md §10). Only
+tenant's `atoms_config.embedding` overrides it, `null` included (docs/atoms.md "Semantic index"). Only
 classes listed in `settings.ATOMS_EMBEDDING_PROVIDERS` may be named, so a tenant admin can
 never make the service import arbitrary code.
 
@@ -222,7 +222,7 @@ def forget_providers() -> None:
         _warm.clear()
 
 
-# --- Loading at process start (docs/atoms.md §R5) ----------------------------------------
+# --- Loading at process start (docs/atoms.md "Read path costs") ----------------------------------------
 
 WARM_UP_TEXT: Final = "warm-up"  # a fixed word: no tenant's text is ever encoded or logged here
 

@@ -1,4 +1,4 @@
-"""Atom API errors: the library's codes (docs/atoms.md §2.5) in the project's error shape."""
+"""Atom API errors: the library's codes (docs/api.md "Errors") in the project's error shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who calls the Atom engine (docs/atoms.md §2.1-2.2): principals and per-request bindings."""
+"""Who calls the Atom engine (docs/atoms.md "Decisions"-2.2): principals and per-request bindings."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ class Principal:
 
 @dataclass(frozen=True)
 class Binding:
-    """One request's principal, write policy, read policies and actor (§2.2)."""
+    """One request's principal, write policy, read policies and actor (docs/atoms.md "Decisions")."""
 
     principal: Principal
     write_policy: str | None

@@ -29,7 +29,7 @@ class AtomsSettingsSerializer(StrictModelSerializer):
 
     def derived_changes(self, store: AtomStore, before: dict[str, Any]) -> list[str]:
         """A changed embedding config makes every entry invalid and every cursor stale:
-        the index generation goes up (docs/atoms.md §10)."""
+        the index generation goes up (docs/atoms.md "Semantic index")."""
         if "config" not in before:
             return []
         unset = object()

@@ -1,4 +1,4 @@
-"""Celery tasks of the semantic index (docs/atoms.md §10): thin, idempotent, taking ids."""
+"""Celery tasks of the semantic index (docs/atoms.md "Semantic index"): thin, idempotent, taking ids."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def _pool_forks(pool_cls: Any) -> bool:
 @worker_init.connect
 def _load_encoder_in_worker(sender: Any = None, **_: Any) -> None:
     """The embedding model is loaded where tasks run, once, when the worker starts
-    (docs/atoms.md §R5): here for the solo and thread pools; in each child for prefork,
+    (docs/atoms.md "Read path costs"): here for the solo and thread pools; in each child for prefork,
     since torch does not survive a fork (see below). Encoding uses the worker's torch
     thread count (ATOMS_WORKER_TORCH_THREADS)."""
     from atoms import embedding

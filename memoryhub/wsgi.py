@@ -9,7 +9,7 @@ application = get_wsgi_application()
 
 
 def _load_encoder() -> None:
-    """Load the embedding model now, not on the first semantic read (docs/atoms.md §R5).
+    """Load the embedding model now, not on the first semantic read (docs/atoms.md "Read path costs").
     Under gunicorn the post_worker_init hook of gunicorn.conf.py does it after the fork:
     this module may be imported in the master (`--preload`), and a model or a thread made
     there would be inherited by every forked worker. Elsewhere (runserver, a single

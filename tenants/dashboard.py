@@ -87,7 +87,7 @@ def atom_summary(tenant: Tenant, store: AtomStore | None) -> dict[str, Any]:
 # --- index progress ------------------------------------------------------------------------
 
 def _events_per_policy(tenant: Tenant) -> dict[str, int]:
-    """Revisions per policy: the length of each policy's feed (§10), indexed or not."""
+    """Revisions per policy: the length of each policy's feed (docs/atoms.md "Semantic index"), indexed or not."""
     rows = Revision.objects.filter(tenant=tenant).values("policy").annotate(n=Count("id")).order_by()
     return {row["policy"]: row["n"] for row in rows}
 

@@ -1,4 +1,4 @@
-"""KV review pages (spec kv.md §9): agents → namespaces → keys → one entry; edit, delete and
+"""KV review pages (spec docs/kv.md "Decisions the specification leaves open"): agents → namespaces → keys → one entry; edit, delete and
 clear; a run's journal.
 
 Every write goes through tenants.kv.store with the signed-in person as actor, so UI writes

@@ -1,4 +1,4 @@
-"""Memory-file pages (spec/memory-files.md §10): both stores with usage bars, inline edit,
+"""Memory-file pages (docs/memory-files.md "How it works"): both stores with usage bars, inline edit,
 remove and add; a store's history with restore; the nav's pending badge.
 
 Every write goes through tenants.memory.service as origin `human` with the signed-in person
@@ -113,7 +113,7 @@ class StorePanel:
 
     @property
     def level(self) -> str:
-        # Neutral, amber from 80 %, red from 100 % (spec §10), on the floored percentage
+        # Neutral, amber from 80 %, red from 100 % (docs/memory-files.md "How it works"), on the floored percentage
         # the usage string shows, so the colour and the text never disagree.
         return "full" if self.pct >= 100 else "warn" if self.pct >= 80 else "ok"
 

@@ -1,4 +1,4 @@
-"""Memory-file review pages (spec/memory-files.md §6, §8, §10): the pending queue, threat
+"""Memory-file review pages (docs/memory-files.md "How it works"): the pending queue, threat
 findings, drift between the database and the files on disk, and the admin settings.
 
 Everything acts through the services (tenants.memory.approval, .service, .files, .secrets,

@@ -1,6 +1,6 @@
 """POST /api/v1/atoms/observe and /api/v1/atoms/manifest (host and admin keys).
 
-Both change no memory, so read-only host and admin keys may call them (docs/atoms.md §2.1).
+Both change no memory, so read-only host and admin keys may call them (docs/atoms.md "Decisions").
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ POLICY_PATTERN = "^[A-Za-z0-9:._-]{1,128}$"
 LABEL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
 # Not blank: one character that is not whitespace (str.strip() would keep it).
 NOT_BLANK_PATTERN = "\\S"
-ID_MAX = 512  # the id rule: 1..512 UTF-8 bytes (docs/atoms.md §2.4)
+ID_MAX = 512  # the id rule: 1..512 UTF-8 bytes (docs/api.md "Conventions")
 TEXT_MAX = 65_536  # an atom's text and each state text: at most 65,536 UTF-8 bytes
 GENERATED_ORIGINS = ["extraction", "organization", "derived", "hypothesis"]
 
@@ -57,7 +57,7 @@ def ref_list(**kwargs: Any) -> serializers.ListField:
 
 
 class AtomsBinding(StrictSerializer):
-    # docs/atoms.md §2.2. Every field may be null, which means absent.
+    # docs/atoms.md "Decisions". Every field may be null, which means absent.
     key = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False,
                                 help_text="The key to act as: the caller itself, or (where the endpoint allows it, "
                                           "for host and admin keys) another active key of the tenant.")
@@ -74,7 +74,7 @@ def binding_field(*, required: bool = False) -> AtomsBinding:
 
 
 class AtomsBudget(StrictSerializer):
-    # docs/atoms.md §6.2: a value above its ceiling is lowered to it, so there is no maximum.
+    # docs/atoms.md "Recall": a value above its ceiling is lowered to it, so there is no maximum.
     maxAtoms = serializers.IntegerField(required=False, min_value=0)
     maxCandidates = serializers.IntegerField(required=False, min_value=0)
     maxBytes = serializers.IntegerField(required=False, min_value=0)

@@ -1,5 +1,5 @@
 """Request-body schemas of the host endpoints: observe, manifest, uses, uses/reset and the
-index calls (docs/atoms.md §5.1, §5.3, §8.1, §10).
+index calls (docs/atoms.md "Decisions" and "Semantic index").
 
 Only the OpenAPI description: atoms/services/observe.py, manifests.py, uses.py and
 index_api.py validate the bodies (see atoms/api/schemas_common.py).
@@ -21,7 +21,7 @@ from atoms.api.schemas_common import (
 )
 from memoryhub.api.strict import StrictSerializer
 
-MAX_LIST = 10_000  # maxReadCandidates (docs/atoms.md §4.5)
+MAX_LIST = 10_000  # maxReadCandidates (docs/atoms.md "Decisions")
 MAX_USES = 256
 UPDATE_MAX = 1024
 PRIORITIZE_MAX = 256

@@ -1,4 +1,4 @@
-"""Request-body schemas of search, read and inspect (docs/atoms.md §6.1, §6.2, §7.1, §7.2).
+"""Request-body schemas of search, read and inspect (docs/atoms.md "Recall" and "Decisions").
 
 Only the OpenAPI description: atoms/services/search.py, read.py, read_options.py,
 budget.py and inspect.py validate the bodies (see atoms/api/schemas_common.py).
@@ -37,7 +37,7 @@ def _state_text() -> serializers.CharField:
 
 
 class AtomsState(StrictSerializer):
-    # docs/atoms.md §6.1: at least one text must be non-blank (the service checks that).
+    # docs/atoms.md "Recall": at least one text must be non-blank (the service checks that).
     query = _state_text()
     context = _state_text()
     thought = _state_text()

@@ -1,4 +1,4 @@
-"""Request-body schemas of write and purge (docs/atoms.md §4.1-§4.5, purge).
+"""Request-body schemas of write and purge (docs/atoms.md "Decisions", purge).
 
 Only the OpenAPI description: atoms/services/write_plan.py and purge.py validate the
 bodies (see atoms/api/schemas_common.py). A change is one of create, revise and retire,
@@ -56,7 +56,7 @@ LINK_SPEC: dict[str, Any] = {"oneOf": [
     _link_object("local", "A link to an atom this batch creates or revises."),
 ]}
 ROLE: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ID_MAX, "pattern": LABEL_PATTERN}
-# Two forms (docs/atoms.md §4.1): {role: spec or [spec, ...]}, or [{role, target}, ...].
+# Two forms (docs/atoms.md "Decisions"): {role: spec or [spec, ...]}, or [{role, target}, ...].
 # At most 128 links in all; in the object form the keys are the roles.
 LINKS: dict[str, Any] = {
     "description": "The atom's links: an object from role to one link spec or a list of them, or a list of "

@@ -1,6 +1,6 @@
 """POST /api/v1/atoms/uses and /api/v1/atoms/uses/reset (host and admin keys).
 
-Both change the subject's use state, so read-only keys get ACCESS_DENIED (docs/atoms.md §2.1).
+Both change the subject's use state, so read-only keys get ACCESS_DENIED (docs/atoms.md "Decisions").
 """
 
 from __future__ import annotations

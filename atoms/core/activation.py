@@ -1,8 +1,8 @@
-"""Graph activation for read (docs/atoms.md §6.4): seed vector, transitions, residual-push solver, ranking.
+"""Graph activation for read (docs/atoms.md "Defaults"): seed vector, transitions, residual-push solver, ranking.
 
 Pure Python, no Django: the read service acquires the graph and the use values, this module does
 the arithmetic. Nodes are addressed by their position in acquisition order, because ties in the
-solver and every sum follow that order (docs/atoms.md §S5 reproduces figures only that way).
+solver and every sum follow that order (docs/atoms.md "Worked example (search)" reproduces figures only that way).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ TransitionRow = list[tuple[int, float]]
 
 
 class BudgetExhausted(AtomsCoreError):
-    """Initialization alone costs more than `maxEvaluationWork` (§6.4)."""
+    """Initialization alone costs more than `maxEvaluationWork` (docs/atoms.md "Defaults")."""
 
     default_code = "BUDGET_EXHAUSTED"
 
@@ -201,7 +201,7 @@ def solve(
     *,
     deadline_passed: Callable[[], bool] | None = None,
 ) -> Solution:
-    """Solve a = b + Tᵀa by residual push (docs/atoms.md §6.4), charging `maxEvaluationWork`.
+    """Solve a = b + Tᵀa by residual push (docs/atoms.md "Defaults"), charging `maxEvaluationWork`.
 
     Raises BudgetExhausted when `nodes + nonzero transitions` exceeds `max_work`. Otherwise it
     pushes the largest residual (ties → first acquired) until ε ≤ 1e-6; a push that would exceed
@@ -269,7 +269,7 @@ class _RunningSums:
     """R = Σr and X = Σx kept up to date per push, with a rigorous bound on their drift.
 
     ε and the stop test must use R and X summed in acquisition order (the figures of
-    docs/atoms.md §S5 depend on it), but summing every node after each push makes a push cost
+    docs/atoms.md "Worked example (search)" depend on it), but summing every node after each push makes a push cost
     O(nodes). The running sums settle the common case "ε is certainly above the tolerance"; when
     they cannot, the ordered sums are recomputed and decide, so the outcome never changes.
     """
@@ -333,7 +333,7 @@ class Evaluation:
 
     @property
     def activations(self) -> tuple[float, ...]:
-        """Unnormalized activations, the weights `w(x)` of selection (§6.6)."""
+        """Unnormalized activations, the weights `w(x)` of selection (docs/atoms.md "Selection utility (read)")."""
         return self.solution.x
 
 
@@ -346,7 +346,7 @@ def evaluate(
     max_work: int,
     deadline_passed: Callable[[], bool] | None = None,
 ) -> Evaluation:
-    """Steps 3-6 of §6.4 and the ranking, over an acquired graph. May raise BudgetExhausted."""
+    """Steps 3-6 of docs/atoms.md "Defaults" and the ranking, over an acquired graph. May raise BudgetExhausted."""
     b = seed_vector([node.m for node in graph.nodes], [node.u for node in graph.nodes], beta)
     transitions = transition_rows(len(graph.nodes), graph.edges, relations, p)
     solution = solve(b, transitions, p, max_work, deadline_passed=deadline_passed)

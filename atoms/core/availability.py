@@ -1,6 +1,6 @@
-"""The availability model contract (docs/atoms.md §8.2) and the default AdaptiveUse (§8.3).
+"""The availability model contract (docs/atoms.md "Decisions") and the default AdaptiveUse (docs/atoms.md "Decisions").
 
-A model turns accepted-use history into a value u ≥ 0 that boosts a seed (§6.4). Models are
+A model turns accepted-use history into a value u ≥ 0 that boosts a seed (docs/atoms.md "Defaults"). Models are
 host code listed in settings, but they are still called defensively: they see deep copies
 only, and anything but a valid answer is a ModelError (INVALID_INPUT), never a silent 0,
 because a quietly broken model would skew every ranking without anyone noticing.

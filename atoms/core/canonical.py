@@ -1,4 +1,4 @@
-"""Canonical JSON and digests (docs/atoms.md §2.4).
+"""Canonical JSON and digests (docs/api.md "Conventions").
 
 The reference library hashes `JSON.stringify` output with sorted keys, so every digest we
 publish (scope, fingerprint, quote, receipt, index config) must match byte for byte what

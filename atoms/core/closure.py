@@ -1,4 +1,4 @@
-"""Required closures C(r) for read (docs/atoms.md §6.5).
+"""Required closures C(r) for read (docs/atoms.md "Read path costs").
 
 read must show a required link's target whenever it shows the linking atom, so the unit of
 selection is not an atom but its closure: the atom and everything reachable from it over
@@ -31,7 +31,7 @@ BLOCK_REASONS: Final[tuple[BlockReason, ...]] = ("retired", "stale", "missing", 
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """One stored link of a revision (docs/atoms.md §3 `slots`).
+    """One stored link of a revision (docs/atoms.md "Layout" `slots`).
 
     `target_revision_id` is None for a logical link (follow the head) and the pinned revision
     for an observed one. Imported legacy `include` slots are pinned and count as required.
@@ -55,10 +55,10 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class OriginSpan:
-    """One stored citation (docs/atoms.md §3 `origins`): bytes `[start, end)` of a source revision.
+    """One stored citation (docs/atoms.md "Layout" `origins`): bytes `[start, end)` of a source revision.
 
     `ref` is the reader's ref for the source revision, or None when the reader cannot read it;
-    such a citation is dropped from the AtomView's `sources` (§2.6) and cannot back a quote.
+    such a citation is dropped from the AtomView's `sources` (docs/atoms.md "Try it") and cannot back a quote.
     `quote_digest` is the SHA-256 hex of the cited bytes, as stored at write time.
     """
 
@@ -73,7 +73,7 @@ class OriginSpan:
 class AtomNode:
     """Everything read needs to know about one revision, filled in by the storage side.
 
-    `links` are the AtomView link dicts exactly as the reader may see them (§2.6), used
+    `links` are the AtomView link dicts exactly as the reader may see them (docs/atoms.md "Try it"), used
     verbatim in the rendered unit; `slots` are the stored links, used for closures and for
     the identity of verified quotes. `origin` is the provenance kind and `producer` the
     writer's subject. The availability flags say why the revision may not be shown:

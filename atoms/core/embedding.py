@@ -1,4 +1,4 @@
-"""Embedding providers, the deterministic fake, chunking and vector helpers (docs/atoms.md §10).
+"""Embedding providers, the deterministic fake, chunking and vector helpers (docs/atoms.md "Semantic index").
 
 Only the provider protocol and the pure parts live here. The MiniLM provider needs torch
 and is built on the Django/worker side; FakeHashProvider is pure so that indexing and

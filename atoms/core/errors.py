@@ -1,6 +1,6 @@
 """Errors raised by the pure core.
 
-Each error carries the API code it stands for (docs/atoms.md §2.5), so the Django side can map
+Each error carries the API code it stands for (docs/api.md "Errors"), so the Django side can map
 it to an HTTP response without the core importing any of that machinery.
 """
 
@@ -35,6 +35,6 @@ class SpanError(AtomsCoreError):
 
 
 class ModelError(AtomsCoreError):
-    """An availability model (or its options) misbehaved; never a fallback to 0 (§8.2)."""
+    """An availability model (or its options) misbehaved; never a fallback to 0 (docs/atoms.md "Decisions")."""
 
     default_code = "INVALID_INPUT"

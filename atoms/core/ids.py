@@ -1,4 +1,4 @@
-"""Identifier rules (docs/atoms.md §2.1, §2.4, §4.2 step 8, §4.5) and the opaque ids we issue.
+"""Identifier rules (docs/atoms.md "Decisions" and docs/api.md "Conventions" step 8, docs/atoms.md "Decisions") and the opaque ids we issue.
 
 - The id rule: a non-empty str of at most 512 UTF-8 bytes (change ids, idempotency keys,
   event ids, model ids). A str with a lone surrogate has no UTF-8 form, so it fails too.

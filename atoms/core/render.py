@@ -1,4 +1,4 @@
-"""The read text: render format 2, verified quotes, evidence and cost (docs/atoms.md §6.5).
+"""The read text: render format 2, verified quotes, evidence and cost (docs/atoms.md "Read path costs").
 
 `render(S)` is the canonical JSON of `{"evidence":E,"formatVersion":2,"memory":M}`:
 
@@ -39,7 +39,7 @@ FORMAT_VERSION: Final = 2
 TOKENIZER: Final = "utf8-bytes-v1"
 # `{"evidence":` + E + `,"formatVersion":2,"memory":[` + units + `]}` without E: 12 + 29 + 2.
 _FRAME_BYTES: Final = len('{"evidence":') + len(',"formatVersion":2,"memory":[') + len("]}")
-EMPTY_WRAPPER_BYTES: Final = _FRAME_BYTES + len("[]")  # 45, docs/atoms.md §S7
+EMPTY_WRAPPER_BYTES: Final = _FRAME_BYTES + len("[]")  # 45, docs/atoms.md "Worked example (search)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class Quote:
 
 
 def verified_quote(node: AtomNode) -> Quote | None:
-    """The quote `node` verifiably is, or None (§6.5 "Verified quotes")."""
+    """The quote `node` verifiably is, or None (docs/atoms.md "Read path costs" "Verified quotes")."""
     if node.origin == "source":
         return Quote(node.revision_id, node.ref, 0, node.body_bytes, node.body)
     if node.origin != "extraction" or len(node.origins) != 1:
@@ -72,7 +72,7 @@ def verified_quote(node: AtomNode) -> Quote | None:
 
 
 def view_sources(node: AtomNode) -> list[dict[str, Any]]:
-    """The unit's `sources`: citations of readable sources, in origin order (§2.6)."""
+    """The unit's `sources`: citations of readable sources, in origin order (docs/atoms.md "Try it")."""
     return [{"end": o.end, "ref": o.ref, "start": o.start} for o in node.origins if o.ref is not None]
 
 
@@ -280,7 +280,7 @@ def merged_sources(nodes: Iterable[AtomNode]) -> list[dict[str, Any]]:
 
 
 def render_order(selected: Iterable[str], ranking: Sequence[str], closures: Mapping[str, Closure]) -> list[str]:
-    """Unit order of §6.5: walk the ranking; for each root whose closure lies in S emit the
+    """Unit order of docs/atoms.md "Read path costs": walk the ranking; for each root whose closure lies in S emit the
     root, then its closure in BFS order, skipping units already emitted; leftovers last
     (sorted by revision id, so the order is a function of the set)."""
     members = set(selected)

@@ -1,11 +1,11 @@
-"""Bounded marginal gain: which closures a read returns (docs/atoms.md §6.6, §6.7).
+"""Bounded marginal gain: which closures a read returns (docs/atoms.md "Selection utility (read)" and "Recall").
 
 Inputs are the frozen ranking (revision ids, best first), the closure of every ranked root
 and the unnormalized activations. Definitions, as in the spec:
 
 - R is the ranking without blocked roots. The weight of the root at position k of R (k = 1
   for the first root not yet shown on this page) is w = a · 2^-(k-1), its activation halved
-  per rank (docs/atoms.md §R4, docs/atoms.md "Selection utility"); closure-only members
+  per rank (docs/atoms.md "Selection utility (read)" and "Selection utility"); closure-only members
   weigh 0 (a revision missing from `weights` weighs 0). Since activations never rise along
   R, every root weighs more than all roots after it together: U prefers a better-ranked root
   to any number of worse-ranked ones, so packing never trades a relevant atom for many short,
@@ -16,7 +16,7 @@ and the unnormalized activations. Definitions, as in the spec:
   the largest weight in the class.
 - S is feasible when cost(S) ≤ min(tokens, maxContextTokens), |S| ≤ min(limit, maxAtoms)
   and the items' text bytes Σ body bytes ≤ maxBytes (our reading of "maxBytes", which
-  §6.2 reports as text bytes returned and §6.7 names as a bound).
+  docs/atoms.md "Recall" reports as text bytes returned and docs/atoms.md "Recall" names as a bound).
 - Every tentative evaluation of S with C(r) added charges |C(r)| units of maxPackingWork,
   before it is made; one that would exceed the budget is not made and packing stops.
 
@@ -67,7 +67,7 @@ class PackingBudget:
 class Selection:
     """What read needs from packing. `selected`/`nodes` are in render order; `left_out` are
     the unblocked ranked roots not in S, in rank order; `blocked` the blocked ranked roots.
-    `cursor` says a cursor must be returned (§6.7 cursor rule); `text_bytes` is Σ body bytes
+    `cursor` says a cursor must be returned (docs/atoms.md "Recall" cursor rule); `text_bytes` is Σ body bytes
     of the selected units (usage.maxBytes). `greedy_utility` is None when greedy never ran."""
 
     selected: tuple[str, ...]
@@ -386,7 +386,7 @@ def _greedy(packing: _Packing, roots: Sequence[str], members: Mapping[str, tuple
 
 def _stop(final: _Packing, left_out: Sequence[str], members: Mapping[str, tuple[str, ...]], budget: PackingBudget,
           *, complete: bool, deadline: bool) -> PackingStop:
-    """§6.7's packing part of `stop`: deadline; budget (work ran out, or some left-out root
+    """docs/atoms.md "Recall"'s packing part of `stop`: deadline; budget (work ran out, or some left-out root
     would break the token, maxAtoms or maxBytes bound); page-limit (left-out roots break only
     `limit`); completed. The solver's numeric-budget is the caller's to put before budget."""
     if deadline:

@@ -1,7 +1,7 @@
 """UTF-8 byte spans: citations, quote digests, merged `sources`, inspect ranges.
 
-Spans are half-open byte offsets `[start, end)` into a body's UTF-8 encoding (docs/atoms.md §3
-invariant 7, §4.1 `sources`, §6.5, §7.2 `range`). Byte offsets, not code points, because
+Spans are half-open byte offsets `[start, end)` into a body's UTF-8 encoding (docs/atoms.md "Layout"
+invariant 7, docs/atoms.md "Decisions" `sources`, docs/atoms.md "Read path costs" and "Decisions" `range`). Byte offsets, not code points, because
 that is what the reference library hashes and what every other language can index.
 """
 
@@ -69,7 +69,7 @@ def cited_text(body: str | bytes, start: int, end: int) -> str:
 
 
 def merge_spans(spans: Iterable[tuple[K, int, int]]) -> list[tuple[K, int, int]]:
-    """Merge overlapping or touching spans per source (read's `sources`, §6.5).
+    """Merge overlapping or touching spans per source (read's `sources`, docs/atoms.md "Read path costs").
 
     Sources keep the order of their first appearance; each source's merged spans are
     ordered by start. `[0,4)` and `[4,8)` touch and become `[0,8)`.
@@ -101,7 +101,7 @@ def trim_to_boundary(data: bytes, end: int) -> int:
 
 @dataclass(frozen=True)
 class ByteRange:
-    """inspect's `range` (§7.2): `end = min(start + bytes, totalBytes)` trimmed back."""
+    """inspect's `range` (docs/atoms.md "Decisions"): `end = min(start + bytes, totalBytes)` trimmed back."""
 
     start: int
     end: int

@@ -1,4 +1,4 @@
-"""Word tokens, index terms and the seed match m(x) (docs/atoms.md §6.3 as amended; docs/atoms.md
+"""Word tokens, index terms and the seed match m(x) (docs/atoms.md "Candidates" as amended; docs/atoms.md
 "Recall": "Lexical relevance").
 
 The reference library segmented words with ICU; we use a documented rule instead so that
@@ -18,7 +18,7 @@ from typing import Final
 _WORD_RUN: Final = re.compile(r"\w+")
 
 # Hiragana/Katakana, CJK Extension A, CJK Unified, Compatibility Ideographs, Hangul
-# syllables, and planes 2-3 (Extensions B onwards): docs/atoms.md §6.3 step 3.
+# syllables, and planes 2-3 (Extensions B onwards): docs/atoms.md "Candidates" step 3.
 CJK_RANGES: Final[tuple[tuple[int, int], ...]] = (
     (0x3040, 0x30FF),
     (0x3400, 0x4DBF),
@@ -28,7 +28,7 @@ CJK_RANGES: Final[tuple[tuple[int, int], ...]] = (
     (0x20000, 0x2FFFF),
 )
 
-# The signal kinds of a read state (§6.1); search uses "query" alone.
+# The signal kinds of a read state (docs/atoms.md "Recall"); search uses "query" alone.
 SIGNAL_KINDS: Final = ("query", "context", "thought", "observations", "signal")
 
 # The weights of the observation match (below). Recall's weights are the tenant's
@@ -172,7 +172,7 @@ def is_blank(text: str) -> bool:
 
 
 def match(kinds: Mapping[str, Sequence[str]], part_of: Callable[[str], float]) -> float:
-    """m(x) (docs/atoms.md §R3): the mean over kinds present of the mean `part_of(text)` over
+    """m(x) (docs/atoms.md "Match"): the mean over kinds present of the mean `part_of(text)` over
     that kind's non-blank texts; 0 when no kind is present."""
     kind_means: list[float] = []
     for texts in kinds.values():
@@ -186,8 +186,8 @@ def match(kinds: Mapping[str, Sequence[str]], part_of: Callable[[str], float]) -
 
 def seed_match(kinds: Mapping[str, Sequence[str]], atom_text: str,
                cosine: Callable[[str], float | None] | None = None) -> float:
-    """The observation match (docs/atoms.md §5.4 `mFloor` and staleness): the substring rule of
-    docs/atoms.md §6.3 before the amendment, kept so that an observation's floor and the staleness
+    """The observation match (docs/atoms.md "Match" `mFloor` and staleness): the substring rule of
+    docs/atoms.md "Candidates" before the amendment, kept so that an observation's floor and the staleness
     check of a later head compare like with like, whatever the corpus statistics do meanwhile.
     Recall ranks with `match` and BM25 instead (atoms.services.scoring).
 

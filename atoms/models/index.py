@@ -1,5 +1,5 @@
 """The semantic index: per-atom vector entries, feed checkpoints and the worker-built
-vector index (docs/atoms.md §10).
+vector index (docs/atoms.md "Semantic index").
 
 Everything here is a disposable projection of the revisions: deleting it all loses no
 memory, the workers rebuild it from the feed.
@@ -16,7 +16,7 @@ class IndexEntry(models.Model):
     """An atom's vectors under one embedding config.
 
     Valid for the atom's head only while `config`, `text_hash` (sha256 of the head's text)
-    and `policy` all match (§10). Rows are never updated: a re-encode deletes the old row and
+    and `policy` all match (docs/atoms.md "Semantic index"). Rows are never updated: a re-encode deletes the old row and
     inserts a new one, so ids grow with time and the vector index catches up by id.
     """
 

@@ -3,7 +3,7 @@
 Ids are the contract's own strings (`atom:<uuid>`, `revision:<uuid>`), used as primary
 keys so that no internal id ever leaks or needs translating. Link and citation targets
 are stored as plain ids, not foreign keys: a target may be purged while the linker lives
-on with an `unavailable` link (docs/atoms.md §9).
+on with an `unavailable` link (docs/atoms.md "In the web UI: read playground and purge").
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Revision(models.Model):
     dependency_contract = models.CharField(max_length=16, blank=True)
     valid_time = models.JSONField(null=True, blank=True)
     review_status = models.CharField(max_length=12)
-    # The seq at which the revision became visible: its commit, or a later approval (§5.4).
+    # The seq at which the revision became visible: its commit, or a later approval (docs/atoms.md "Match").
     visible_seq = models.PositiveBigIntegerField(default=0)
     is_head = models.BooleanField(default=True)
 
@@ -77,7 +77,7 @@ class Revision(models.Model):
         indexes = [
             models.Index(fields=["tenant", "policy", "is_head", "state"], name="atoms_rev_heads"),
             models.Index(fields=["tenant", "seq"], name="atoms_rev_seq"),
-            # The index feed: a policy's revisions in (visible_seq, id) order (§10).
+            # The index feed: a policy's revisions in (visible_seq, id) order (docs/atoms.md "Semantic index").
             models.Index(fields=["tenant", "policy", "visible_seq", "id"], name="atoms_rev_feed"),
             # Bulk loads by id inside a tenant (`tenant = ? AND id IN (...)`): without it SQLite's
             # planner walks the tenant's whole index, a cost that grows with the corpus.
@@ -126,7 +126,7 @@ class Origin(models.Model):
 
 
 class EraseDependency(models.Model):
-    """`dependent` must be erased when `dependency` is purged (reverse edges, §9)."""
+    """`dependent` must be erased when `dependency` is purged (reverse edges, docs/atoms.md "In the web UI: read playground and purge")."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     dependent_atom_id = models.CharField(max_length=64)

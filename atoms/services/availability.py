@@ -1,4 +1,4 @@
-"""The tenant's availability model at work (docs/atoms.md §6.4 steps 1-2, §8.2).
+"""The tenant's availability model at work (docs/atoms.md "Defaults" steps 1-2, docs/atoms.md "Decisions").
 
 `model_for` builds the configured model; `use_values` turns the reader's stored use state
 into u ≥ 0 per revision for read and search; `evaluated_at` fixes the one instant an
@@ -77,7 +77,7 @@ def check_model_id(tenant: Tenant, subject: str, policies: Iterable[str], model:
 
 
 def evaluated_at(tenant: Tenant, subject: str, policies: Iterable[str], now: int) -> int:
-    """§6.4 step 1: max(now, the largest stored updatedAt of the subject in these policies),
+    """docs/atoms.md "Defaults" step 1: max(now, the largest stored updatedAt of the subject in these policies),
     so a clock that moved backwards never evaluates state before it was written."""
     latest = _states(tenant, subject, policies).aggregate(latest=Max("updated_at"))["latest"]
     return now if latest is None else max(now, int(latest))
@@ -85,11 +85,11 @@ def evaluated_at(tenant: Tenant, subject: str, policies: Iterable[str], now: int
 
 def use_values(tenant: Tenant, subject: str, policies: Iterable[str], revision_ids: Iterable[str], now: int,
                *, model: AvailabilityModel | None = None) -> dict[str, float]:
-    """{revisionId: u} for read and search (§6.4 step 2); a revision without state gets
+    """{revisionId: u} for read and search (docs/atoms.md "Defaults" step 2); a revision without state gets
     `value(None, now)`. Pass `now = evaluated_at(...)`.
 
     Any stored row of another model id gives STATE_INVALIDATED, and a failing `value` is
-    INVALID_INPUT that aborts the whole evaluation: never a fallback to 0 (§8.2).
+    INVALID_INPUT that aborts the whole evaluation: never a fallback to 0 (docs/atoms.md "Decisions").
     """
     policies = list(policies)
     model = model or model_for(tenant)

@@ -1,4 +1,4 @@
-"""The purge barrier (docs/atoms.md §9): while a purge is pending, the Atom API is closed."""
+"""The purge barrier (docs/atoms.md "In the web UI: read playground and purge"): while a purge is pending, the Atom API is closed."""
 
 from __future__ import annotations
 

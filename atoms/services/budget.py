@@ -1,4 +1,4 @@
-"""Budgets (docs/atoms.md §6.2): per-request ceilings and their usage counters."""
+"""Budgets (docs/atoms.md "Recall"): per-request ceilings and their usage counters."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class Budget:
     deadline: int | None = None
 
     def charge_write(self, atoms: int, text_bytes: int) -> None:
-        """A write charges 1 atom per change and the text bytes (§4.4)."""
+        """A write charges 1 atom per change and the text bytes (docs/atoms.md "Decisions")."""
         if atoms > self.limits["maxAtoms"] or text_bytes > self.limits["maxBytes"]:
             raise AtomError("BUDGET_EXHAUSTED", "The write exceeds its budget.",
                             {"maxAtoms": self.limits["maxAtoms"], "maxBytes": self.limits["maxBytes"],
@@ -86,6 +86,6 @@ def parse_paging(raw: Any, *, keys: set[str], default_limit: int, max_limit: int
 
 
 def check_deadline(budget: Budget, now: int) -> None:
-    """A deadline already past is BUDGET_EXHAUSTED before any work (§6.2)."""
+    """A deadline already past is BUDGET_EXHAUSTED before any work (docs/atoms.md "Recall")."""
     if budget.deadline is not None and budget.deadline < now:
         raise AtomError("BUDGET_EXHAUSTED", "The deadline has passed.", {"reason": "deadline"})

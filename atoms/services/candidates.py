@@ -1,4 +1,4 @@
-"""The candidate provider of read and search (docs/atoms.md §6.3 as amended; docs/atoms.md
+"""The candidate provider of read and search (docs/atoms.md "Candidates" as amended; docs/atoms.md
 "Candidates").
 
 Two ranked channels run for each of the first CHANNEL_TEXTS distinct non-blank signal

@@ -1,4 +1,4 @@
-"""Paging cursors for inspect, search and read (docs/atoms.md §6.7, §7.2).
+"""Paging cursors for inspect, search and read (docs/atoms.md "Recall" and "Decisions").
 
 A cursor is signed with the project's SECRET_KEY (django.core.signing), so the caller
 cannot forge or edit one. It is base64, not encrypted: the payload therefore carries only

@@ -1,4 +1,4 @@
-"""index/update and index/prioritize for API callers (docs/atoms.md §10): validation, then the
+"""index/update and index/prioritize for API callers (docs/atoms.md "Semantic index"): validation, then the
 indexing services."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""index/status (docs/atoms.md §10 "Readiness") and the progress figures the UI shows.
+"""index/status (docs/atoms.md "Semantic index" "Readiness") and the progress figures the UI shows.
 
 `ready` is true only when a provider exists and loads, and every served policy (readable by
 some active key) is drained: its checkpoint has reached the policy's latest feed position.

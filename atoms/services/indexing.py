@@ -1,4 +1,4 @@
-"""Indexing (docs/atoms.md §10): the per-policy revision feed, checkpoints, encoding, entries.
+"""Indexing (docs/atoms.md "Semantic index"): the per-policy revision feed, checkpoints, encoding, entries.
 
 The feed of a policy is its revisions in (`visible_seq`, id) order: a revision enters at its
 commit, and again at the seq of a later approval, so an atom approved out of quarantine is
@@ -44,7 +44,7 @@ class StepResult:
 
 
 def served_policies(tenant: Tenant) -> list[str]:
-    """Policies some active key may read: the ones readiness is about (§10)."""
+    """Policies some active key may read: the ones readiness is about (docs/atoms.md "Semantic index")."""
     policies: set[str] = set()
     for read_policies in ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True).values_list(
             "read_policies", flat=True):
@@ -67,7 +67,7 @@ def backlog(tenant: Tenant, checkpoint: IndexCheckpoint) -> int:
 
 def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields: str) -> Iterator[tuple[Any, ...]]:
     """(atom_id, *fields) of the entries valid for these heads: config, text hash and policy
-    all match (§10). Read as plain values, 500 atoms per query."""
+    all match (docs/atoms.md "Semantic index"). Read as plain values, 500 atoms per query."""
     by_atom = {h.atom_id: h for h in heads}
     for start in range(0, len(heads), 500):
         ids = [h.atom_id for h in heads[start:start + 500]]

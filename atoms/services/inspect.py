@@ -1,4 +1,4 @@
-"""inspect (docs/atoms.md §7.2): one atom with its neighbours, a page at a time, with a receipt.
+"""inspect (docs/atoms.md "Decisions"): one atom with its neighbours, a page at a time, with a receipt.
 
 The root is the ref's exact revision (`version: observed`) or its atom's head (`latest`).
 Neighbours are the targets of the root's slots (outgoing) and the active heads whose slots
@@ -159,7 +159,7 @@ def collect_neighbours(principal: Principal, root: Revision, read_policies: set[
 
 
 def stale_refs(*, binding: Binding, revisions: list[Revision], views: list[dict[str, Any]]) -> list[str]:
-    """Refs of the shown revisions that are stale (§5.4), once each, in shown order."""
+    """Refs of the shown revisions that are stale (docs/atoms.md "Match"), once each, in shown order."""
     stale = stale_revision_ids(binding.principal.tenant, revisions)
     return list(dict.fromkeys(view["ref"] for revision, view in zip(revisions, views, strict=True)
                               if revision.id in stale))
@@ -195,7 +195,7 @@ def _root(principal: Principal, ref: Any, read_policies: tuple[str, ...], versio
 
 
 def atoms_inspect(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """§7.2. Refs and the receipt are created in one transaction with the reads."""
+    """docs/atoms.md "Decisions". Refs and the receipt are created in one transaction with the reads."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:
@@ -207,7 +207,7 @@ def atoms_inspect(*, caller: Principal, body: Any) -> dict[str, Any]:
     if not isinstance(ref, str):
         raise invalid("ref must be a string.", path="ref")
     raw_options = body.get("options") or {}
-    # The receipt's signalDigest hashes the ref and the options as sent (§2.6); the cursor
+    # The receipt's signalDigest hashes the ref and the options as sent (docs/atoms.md "Try it"); the cursor
     # is bound to the same minus the cursor itself.
     request = {"ref": ref, "options": {k: v for k, v in raw_options.items() if k != "cursor"}}
     signal = {"ref": ref, "options": raw_options} if body.get("options") is not None else {"ref": ref}

@@ -9,7 +9,7 @@ the postings. Statistics move by `ON CONFLICT ... DO UPDATE SET docs = docs + de
 and writers of a tenant are serialized on its AtomStore row anyway.
 
 Every active head counts, whatever its review status: the statistics are aggregate counts
-inside the reader's own policies (docs/atoms.md §R2), and an approval therefore
+inside the reader's own policies (docs/atoms.md "Lexical index"), and an approval therefore
 changes nothing here.
 """
 

@@ -1,4 +1,4 @@
-"""manifest (docs/atoms.md §5.3): the host fetches what a receipt or an input token recorded.
+"""manifest (docs/atoms.md "Decisions"): the host fetches what a receipt or an input token recorded.
 
 The binding must match the scope the manifest was issued under: key, subject,
 authorization generation, read policies, write policy and actor. A host therefore fetches

@@ -1,9 +1,9 @@
-"""observe (docs/atoms.md §5.1): the host attests what an agent's next output is made from.
+"""observe (docs/atoms.md "Decisions"): the host attests what an agent's next output is made from.
 
 The host names the agent's key in the binding and lists what the model was given: receipts
 of the agent's read, search and inspect calls (narrowed to the units actually sent), source
 spans, earlier tokens to inherit and receipts whose inputs must stay watched. observe
-stores an input token whose manifest (§5.3) records:
+stores an input token whose manifest (docs/atoms.md "Decisions") records:
 
 - `reads`, the erase set: acquisition reads of presented receipts, presented units,
   sources, inherited reads and inherited outputs;
@@ -40,7 +40,7 @@ from atoms.services.refs import resolve_ref
 BODY_KEYS = {"binding", "input"}
 INPUT_KEYS = {"presentations", "sources", "inherit", "watches", "basis", "payloadDigest"}
 LIST_KEYS = ("presentations", "sources", "inherit", "watches")
-MAX_LIST = 10_000  # maxReadCandidates (§4.5)
+MAX_LIST = 10_000  # maxReadCandidates (docs/atoms.md "Decisions")
 DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 Pin = dict[str, str]
 
@@ -249,7 +249,7 @@ def collect(binding: Binding, raw: dict[str, Any]) -> Collected:
 
 def build_manifest(binding: Binding, token_id: str, c: Collected, *, created_at: int, expires_at: int,
                    index_generation: int) -> dict[str, Any]:
-    """The token's manifest (§5.3), with the sets of the §5.1 table."""
+    """The token's manifest (docs/atoms.md "Decisions"), with the sets of the docs/atoms.md "Decisions" table."""
     principal = binding.principal
     current = c.basis == "current"
     own_reads = PinSet()
@@ -282,7 +282,7 @@ def build_manifest(binding: Binding, token_id: str, c: Collected, *, created_at:
 
 
 def atoms_observe(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """§5.1. The API view admits host and admin keys only (read-only ones included)."""
+    """docs/atoms.md "Decisions". The API view admits host and admin keys only (read-only ones included)."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:

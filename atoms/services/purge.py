@@ -1,4 +1,4 @@
-"""purge (docs/atoms.md §9): erase an atom and everything that depends on it for erasure.
+"""purge (docs/atoms.md "In the web UI: read playground and purge"): erase an atom and everything that depends on it for erasure.
 
 The first call that is not a dry run raises the tenant's purge barrier before any work;
 while it is up every other Atom endpoint answers ACCESS_DENIED (`erasure-incomplete`).

@@ -1,4 +1,4 @@
-"""Running a purge to the end in `maxWork` slices (docs/atoms.md §11: the UI's purge task).
+"""Running a purge to the end in `maxWork` slices (docs/atoms.md "Review UI": the UI's purge task).
 
 `atoms_purge` does at most `maxWork` units per call and keeps a checkpoint in the tenant's
 purge barrier; this module repeats the call for the same atom until the purge completes,

@@ -1,4 +1,4 @@
-"""The steps of a purge (docs/atoms.md §9) and the checkpoint that records how far it got.
+"""The steps of a purge (docs/atoms.md "In the web UI: read playground and purge") and the checkpoint that records how far it got.
 
 A purge runs in phases: `dependencies` (the erase closure), `revisions` (what each closure
 atom stored, and which receipts and tokens read it), `erase` (one transaction per atom) and
@@ -128,7 +128,7 @@ class Checkpoint:
 # --- dependencies ------------------------------------------------------------------------
 
 def expand_next(tenant: Tenant, cp: Checkpoint, meter: Meter) -> None:
-    """Add the erase dependants of the next closure member (reverse edges, §9): origins and
+    """Add the erase dependants of the next closure member (reverse edges, docs/atoms.md "In the web UI: read playground and purge"): origins and
     token reads always, slots only when legacy. Weights play no part."""
     atom_id = cp.closure[cp.expanded]
     edges = EraseDependency.objects.filter(tenant=tenant, dependency_atom_id=atom_id)
@@ -247,7 +247,7 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     feed_removed(tenant, feed_rows)  # the index counters (docs/atoms.md "Index counters")
     counts["atoms"] += _deleted(atom)
     _deleted(edges)
-    # Refs shrink to {ref, key, atomId} and keep answering ACCESS_DENIED (§2.3).
+    # Refs shrink to {ref, key, atomId} and keep answering ACCESS_DENIED (docs/atoms.md "Decisions").
     counts["refsReduced"] += refs.update(revision_id="")
     counts["receipts"] += _deleted(receipts)
     counts["inputTokens"] += _deleted(tokens)
@@ -271,7 +271,7 @@ def audit_rows_about(tenant: Tenant, cp: Checkpoint) -> int:
     an operation that committed one of them.
 
     Our decision on "audit text is blanked": an AuditEvent row holds only ids (`object_id`),
-    digests, the actor and the time, never content, so it already is the blanked form §9
+    digests, the actor and the time, never content, so it already is the blanked form docs/atoms.md "In the web UI: read playground and purge"
     keeps and nothing in it is rewritten. These rows are what `auditEntriesRedacted` counts.
     """
     ids = [*cp.closure, *(r for revisions in cp.revisions.values() for r in revisions), *cp.operations]

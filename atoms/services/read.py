@@ -1,6 +1,6 @@
-"""read (docs/atoms.md §6): a budgeted set of closures for an agent's state, rendered once.
+"""read (docs/atoms.md "Contract sections (§)"): a budgeted set of closures for an agent's state, rendered once.
 
-The first page runs §6.3-§6.4 over the state's kinds (recall_graph), computes the required
+The first page runs docs/atoms.md "Candidates" and "Defaults" over the state's kinds (recall_graph), computes the required
 closure C(r) of every ranked root (read_nodes), packs them by bounded marginal gain
 (atoms.core.selection) and renders format 2 (atoms.core.render). Items are the selected
 units' AtomViews with scores, in render order; closure-only members outside the graph
@@ -59,7 +59,7 @@ class Frozen:
 
 @retried
 def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """§6 for one request. Refs, cursor and receipt are made in one transaction."""
+    """docs/atoms.md "Contract sections (§)" for one request. Refs, cursor and receipt are made in one transaction."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:

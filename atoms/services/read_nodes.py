@@ -1,4 +1,4 @@
-"""Storage side of read's closures (docs/atoms.md §6.5): AtomNodes and a link resolver.
+"""Storage side of read's closures (docs/atoms.md "Read path costs"): AtomNodes and a link resolver.
 
 atoms.core.closure and atoms.core.render work on plain AtomNodes. This module builds them
 from stored revisions for one request: the AtomView links and citations exactly as the
@@ -9,7 +9,7 @@ stale, outside the read policies, hidden by review).
 A revision that cannot be shown is built bare (no ref, no links): it only ever blocks, and
 no ref is issued for something the caller may not see.
 
-Costs (docs/atoms.md §R5): `load` reads the roots' closures a level at a time, a fixed
+Costs (docs/atoms.md "Read path costs"): `load` reads the roots' closures a level at a time, a fixed
 number of bulk queries per closure level (views.ViewData.load, and staleness judged in bulk),
 prices the page with stand-in refs of the real refs' length, and `finish` issues the refs of
 what the page shows in one bulk call (docs/atoms.md "Read path costs"). The resolver answers
@@ -33,7 +33,7 @@ class NodeBuilder:
     """AtomNodes for one read, by revision id, plus the closure resolver.
 
     Every revision loaded is recorded in `reads` (first-read order: the roots, then each
-    closure level): closure members are acquisition reads of the receipt (§5.3). `views`
+    closure level): closure members are acquisition reads of the receipt (docs/atoms.md "Decisions"). `views`
     holds the AtomView (without score) of every revision that can be shown."""
 
     def __init__(self, binding: Binding, store: AtomStore, staleness: Staleness) -> None:
@@ -56,7 +56,7 @@ class NodeBuilder:
         return revision.policy in self.policies
 
     def hidden(self, revision: Revision) -> bool:
-        """Hidden by review (§11): quarantined, or not approved under require-approval."""
+        """Hidden by review (docs/atoms.md "Review UI"): quarantined, or not approved under require-approval."""
         return revision.review_status == "quarantined" or (
             self.require_approval and revision.review_status != "approved")
 

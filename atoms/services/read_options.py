@@ -1,4 +1,4 @@
-"""read's inputs (docs/atoms.md §6.1): the agent state and the options."""
+"""read's inputs (docs/atoms.md "Recall"): the agent state and the options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seeds, graph acquisition and activation for search and read (docs/atoms.md §6.3-§6.4).
+"""Seeds, graph acquisition and activation for search and read (docs/atoms.md "Candidates" and "Defaults").
 
 `recall` runs the whole pipeline up to the frozen ranking: candidates from the provider,
 re-read and re-scored here (the provider's word is never taken), stale ones set aside,
@@ -8,7 +8,7 @@ the ranked nodes with activations and scores, the stale revisions, the reads in 
 order and the diagnostics figures.
 
 A node is an active, readable, visible, non-stale head. "Visible" is the review rule of
-§11: never quarantined, and approved when the tenant requires approval.
+docs/atoms.md "Review UI": never quarantined, and approved when the tenant requires approval.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ Provider = Callable[..., Candidates]
 
 @dataclass(frozen=True)
 class RecallSettings:
-    """The tenant's retrieval and activation settings, defaults filled in (§6.4)."""
+    """The tenant's retrieval and activation settings, defaults filled in (docs/atoms.md "Defaults")."""
 
     depth: int
     max_seeds: int
@@ -103,7 +103,7 @@ class Recall:
     work: int
     evaluated_at: int
     stop: Stop
-    index: str = "ready"  # "pending" while a candidate lacked a valid index entry (§10)
+    index: str = "ready"  # "pending" while a candidate lacked a valid index entry (docs/atoms.md "Semantic index")
 
     @property
     def ranked(self) -> list[RankedNode]:
@@ -244,7 +244,7 @@ class _Deadline(Exception):
 
 def _checked_refs(candidates: Candidates, max_scan: int) -> list[tuple[str, str]]:
     """(atomId, revisionId) of the provider's entries; more than maxScan or a non-pinned
-    entry is the provider's fault, reported as INVALID_INPUT (§6.3)."""
+    entry is the provider's fault, reported as INVALID_INPUT (docs/atoms.md "Candidates")."""
     if len(candidates.refs) > max_scan:
         raise invalid("The candidate provider returned more entries than maxScan.")
     out = []
@@ -268,7 +268,7 @@ def _reread(tenant_id: int, refs: list[tuple[str, str]], known: Mapping[str, Rev
 
 def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[str]], depth: int, budget: Budget,
            now: int, provider: Provider | None = None, semantic: Semantic | None = None) -> Recall:
-    """§6.3-§6.4 for one request. Raises BUDGET_EXHAUSTED when the solver cannot even
+    """docs/atoms.md "Candidates" and "Defaults" for one request. Raises BUDGET_EXHAUSTED when the solver cannot even
     start, INVALID_INPUT / STATE_INVALIDATED from the availability model."""
     tenant = binding.principal.tenant
     settings = recall_settings(store.config)
@@ -300,7 +300,7 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
                           if visible(r)]
     matches = seed_matches(kinds, visible_candidates, stats, cosines(tenant, semantic, visible_candidates),
                            settings.weights)
-    acquisition.staleness.prefetch(visible_candidates)  # no query per candidate (docs/atoms.md §R5)
+    acquisition.staleness.prefetch(visible_candidates)  # no query per candidate (docs/atoms.md "Read path costs")
     for revision in visible_candidates:
         m = matches[revision.id]
         if m <= 0:

@@ -1,4 +1,4 @@
-"""Receipts and their manifests for read, search, inspect and observe (docs/atoms.md §5.3, §2.6).
+"""Receipts and their manifests for read, search, inspect and observe (docs/atoms.md "Decisions" and "Try it").
 
 A receipt is what the caller gets back: `{"id": "receipt:…", "state": "seq:<n>",
 "signalDigest"}`. Its manifest stays on the host side (the Receipt row) and records what
@@ -14,7 +14,7 @@ the request touched, what it showed and what must stay current:
     order (candidates, graph nodes, closure members; for inspect the root and its
     neighbours). These are erase dependencies of whatever is generated from the receipt.
   - `ranges`: `{revision, start, end}` for units shown as a byte range (inspect `range`).
-  - `queries`: the Observations of a search or read (§5.4); empty for inspect.
+  - `queries`: the Observations of a search or read (docs/atoms.md "Match"); empty for inspect.
   - `indexGeneration`: the tenant's index generation when the request ran.
 - `presentation`: `{formatVersion: 2, digest, units}`. `digest` hashes the render (read)
   or, by default, the canonical list of presented views (search, inspect). Each unit is
@@ -54,7 +54,7 @@ class PresentedUnit(TypedDict):
     view: dict[str, Any]  # the AtomView exactly as sent (the root of a range has no text)
     display: Literal["body", "quote", "range"]
     range: NotRequired[dict[str, int]]  # {start, end} when display is "range"
-    quote: NotRequired[dict[str, Any]]  # the unit's quote when display is "quote" (read, §6.5)
+    quote: NotRequired[dict[str, Any]]  # the unit's quote when display is "quote" (read, docs/atoms.md "Read path costs")
 
 
 def pinned(revision: Revision) -> dict[str, str]:
@@ -147,5 +147,5 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
 
 
 def receipt_response(receipt: Receipt) -> dict[str, str]:
-    """The caller's view of a receipt (§2.6)."""
+    """The caller's view of a receipt (docs/atoms.md "Try it")."""
     return {"id": receipt.id, "state": f"seq:{receipt.state_seq}", "signalDigest": receipt.signal_digest}

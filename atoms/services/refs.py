@@ -1,4 +1,4 @@
-"""Refs: opaque per-principal names of exact revisions (docs/atoms.md §2.3)."""
+"""Refs: opaque per-principal names of exact revisions (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review of atoms (docs/atoms.md §11, ours): approving a head takes a commit `seq`.
+"""Review of atoms (docs/atoms.md "Review UI", ours): approving a head takes a commit `seq`.
 
 Edits and retires by people go through the normal write path as `Principal.for_user`
 (origin `source`, contract `source-v2`, approved); only approval needs its own service.
@@ -33,8 +33,8 @@ def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
         before, old_seq = head.review_status, head.visible_seq
         store.seq += 1
         store.save(update_fields=["seq"])
-        # Review status is side data: the revision stays immutable otherwise (§3 invariant 1);
-        # visible_seq records that the head became visible at this approval's seq (§5.4).
+        # Review status is side data: the revision stays immutable otherwise (docs/atoms.md "Layout" invariant 1);
+        # visible_seq records that the head became visible at this approval's seq (docs/atoms.md "Match").
         head.review_status = "approved"
         head.visible_seq = store.seq
         head.save(update_fields=["review_status", "visible_seq"])

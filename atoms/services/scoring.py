@@ -1,4 +1,4 @@
-"""The seed match m(x) of read and search (docs/atoms.md §R3; docs/atoms.md "Match").
+"""The seed match m(x) of read and search (docs/atoms.md "Match"; docs/atoms.md "Match").
 
     part(s, x) = (w_sem·semantic(s, x) + w_lex·lexical(s, x)) / (w_sem + w_lex)
 

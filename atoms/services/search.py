@@ -1,13 +1,13 @@
-"""search (docs/atoms.md §7.1): the frozen activation ranking of one query, a page at a time.
+"""search (docs/atoms.md "Recall"): the frozen activation ranking of one query, a page at a time.
 
-The first request runs §6.3-§6.4 with `query` as the only signal kind and pages the
+The first request runs docs/atoms.md "Candidates" and "Defaults" with `query` as the only signal kind and pages the
 ranking; no closure is computed, so an atom whose required target is retired still appears.
 A cursor freezes the ranking. It never carries revision ids (cursors are readable by the
 caller): it names the first page's receipt, whose host-side manifest lists every revision
 the evaluation read, and holds positions in that list with their scores. A purge bumps the
 index generation, which expires such cursors before any position could go stale.
 
-Every page records a search receipt whose Observation (§5.4) lets tokens built on it watch
+Every page records a search receipt whose Observation (docs/atoms.md "Match") lets tokens built on it watch
 the query. search never touches use state.
 """
 
@@ -68,7 +68,7 @@ class Frozen:
 
 @retried
 def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """§7.1. Refs, cursor and receipt are made in one transaction with the reads."""
+    """docs/atoms.md "Recall". Refs, cursor and receipt are made in one transaction with the reads."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:

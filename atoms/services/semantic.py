@@ -1,5 +1,5 @@
-"""Signal vectors, the semantic channel and cosines for read and search (docs/atoms.md §6.3 as
-amended, §10; docs/atoms.md "Candidates" and "Match").
+"""Signal vectors, the semantic channel and cosines for read and search (docs/atoms.md "Candidates" as
+amended, docs/atoms.md "Semantic index"; docs/atoms.md "Candidates" and "Match").
 
 With a provider, each distinct non-blank signal text is encoded once per request (v_s),
 before the read transaction. The semantic channel finds each channel text's nearest eligible

@@ -1,4 +1,4 @@
-"""Observations, token currency and staleness (docs/atoms.md §5.4).
+"""Observations, token currency and staleness (docs/atoms.md "Match").
 
 An Observation is what a search or read recorded about its ranking, so that a later
 change to that ranking can be noticed:
@@ -81,7 +81,7 @@ class _HeadRow(NamedTuple):
 
 @dataclass(frozen=True)
 class _Watch:
-    """One watched query of §5.4, ready to test heads that became visible after it."""
+    """One watched query of docs/atoms.md "Match", ready to test heads that became visible after it."""
 
     signals: dict[str, list[str]]
     policies: frozenset[str]
@@ -196,7 +196,7 @@ class Staleness:
         return not (own_operation is not None and head is not None and head.operation_id == own_operation)
 
     def observation_changed(self, observation: Mapping[str, Any], *, own_operation: str | None = None) -> bool:
-        """§5.4: a member of R stopped being its atom's head, or a head that became visible
+        """docs/atoms.md "Match": a member of R stopped being its atom's head, or a head that became visible
         after the observation's seq now matches lexically well enough to have been listed.
         Heads written by `own_operation` are the output's own doing and are ignored."""
         key = (digest(observation), own_operation)
@@ -230,7 +230,7 @@ class Staleness:
             yield _HeadRow(*row)
 
     def token_current(self, manifest: Mapping[str, Any], *, expected: frozenset[str] = frozenset()) -> bool:
-        """§4.4 check 8: every watched head is still a head (the batch's own expected heads
+        """docs/atoms.md "Decisions" check 8: every watched head is still a head (the batch's own expected heads
         count as current) and no watched query changed."""
         watches = manifest.get("watches") or {}
         self.heads(p.get("atomId", "") for p in watches.get("heads", []) if isinstance(p, dict))
@@ -315,7 +315,7 @@ class Staleness:
     # --- staleness -----------------------------------------------------------------------
 
     def is_stale(self, revision: Revision) -> bool:
-        """§5.4 for one revision. Only generated revisions (`observed-v2`, origin not
+        """docs/atoms.md "Match" for one revision. Only generated revisions (`observed-v2`, origin not
         `source`) can be stale; historical reads never make them so."""
         if not _judged(revision):
             return False

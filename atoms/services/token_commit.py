@@ -1,4 +1,4 @@
-"""docs/atoms.md §4.4: checks 4-8 for changes made with input tokens, and recording the outputs.
+"""docs/atoms.md "Decisions": checks 4-8 for changes made with input tokens, and recording the outputs.
 
 Both functions run inside the commit transaction, under the tenant's store row lock, after
 checks 1-2 (and check 7 for tokenless changes) in `write._check_commit`.
@@ -51,7 +51,7 @@ def check_tokens_for_commit(plan: WritePlan, tokens: dict[str, InputToken]) -> N
 
 def record_token_outputs(plan: WritePlan, tokens: dict[str, InputToken], revisions: dict[str, Revision]) -> None:
     """Append to each token's `outputs` the revisions written with it, and make each of
-    those output atoms an erase dependant of every atom the token read (§9 rule 3)."""
+    those output atoms an erase dependant of every atom the token read (docs/atoms.md "In the web UI: read playground and purge" rule 3)."""
     tenant = plan.binding.principal.tenant
     for token_id in tokens:
         written = [revisions[c.change_id] for c in plan.changes if c.input == token_id]

@@ -1,5 +1,5 @@
-"""Input tokens at use (docs/atoms.md §5.2). Tokens are issued by observe (observe.py); the
-commit-time checks of §4.4 (4-8) are in token_commit.py."""
+"""Input tokens at use (docs/atoms.md "Decisions"). Tokens are issued by observe (observe.py); the
+commit-time checks of docs/atoms.md "Decisions" (4-8) are in token_commit.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from atoms.principal import Binding
 
 
 def token_for_use(binding: Binding, token_id: object, *, path: str = "input") -> InputToken:
-    """§5.2: unknown or forged → INVALID_INPUT; expired → CURSOR_EXPIRED; another scope or
+    """docs/atoms.md "Decisions": unknown or forged → INVALID_INPUT; expired → CURSOR_EXPIRED; another scope or
     a purged read → ACCESS_DENIED."""
     if not isinstance(token_id, str) or not is_id_of(token_id, "input"):
         raise invalid("input must be an input token issued by observe.", path=path)

@@ -1,4 +1,4 @@
-"""uses and uses/reset (docs/atoms.md §8.1): the host reports that a model response built from
+"""uses and uses/reset (docs/atoms.md "Decisions"): the host reports that a model response built from
 certain refs succeeded, and the subject's use state grows by one use per revision.
 
 The call is atomic: every `update` runs before anything is written, so a failing model
@@ -52,14 +52,14 @@ def _open_store(caller: Principal) -> None:
 
 
 def _presented_revisions(token: InputToken) -> set[str]:
-    """The revisions of the token's presented units after narrowing (§5.1)."""
+    """The revisions of the token's presented units after narrowing (docs/atoms.md "Decisions")."""
     generation = token.manifest.get("generation") or {}
     return {unit["revision"] for presentation in generation.get("presentations", [])
             for unit in presentation.get("units", [])}
 
 
 def _parse(caller: Principal, body: Any) -> UsesRequest:
-    """§8.1 steps 1-3, in that order."""
+    """docs/atoms.md "Decisions" steps 1-3, in that order."""
     if not isinstance(body, dict):
         raise invalid("The body must be a JSON object.")
     unknown = set(body) - USES_KEYS
@@ -97,7 +97,7 @@ def _parse(caller: Principal, body: Any) -> UsesRequest:
 
 def _updates(model: AvailabilityModel, revisions: list[Revision], states: dict[str, UseState],
              accepted_at: int) -> dict[str, Json]:
-    """Every new state, computed before anything is stored (§8.1 step 7)."""
+    """Every new state, computed before anything is stored (docs/atoms.md "Decisions" step 7)."""
     out: dict[str, Json] = {}
     for revision in revisions:
         row = states.get(revision.id)
@@ -115,7 +115,7 @@ def _stored(state: Json) -> Any:
 
 
 def _acknowledge(token: InputToken, event_id: str, accepted_at: int, revisions: list[Revision]) -> None:
-    """§8.1 step 8, on the locked token row so concurrent acknowledgements all land."""
+    """docs/atoms.md "Decisions" step 8, on the locked token row so concurrent acknowledgements all land."""
     locked = InputToken.objects.select_for_update().filter(pk=token.pk).first()
     if locked is None:  # erased by a purge that finished after the token was checked
         raise denied("The token read an atom that was purged.", path="input")
@@ -127,7 +127,7 @@ def _acknowledge(token: InputToken, event_id: str, accepted_at: int, revisions: 
 
 
 def atoms_uses(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """§8.1. The API view admits host and admin keys that are not read-only."""
+    """docs/atoms.md "Decisions". The API view admits host and admin keys that are not read-only."""
     _open_store(caller)
     request = _parse(caller, body)
     principal = request.binding.principal
@@ -168,7 +168,7 @@ def atoms_uses(*, caller: Principal, body: Any) -> dict[str, Any]:
 
 
 def atoms_uses_reset(*, caller: Principal, body: Any) -> dict[str, int]:
-    """§8.1 uses/reset: delete the bound subject's states in the binding's read policies.
+    """docs/atoms.md "Decisions" uses/reset: delete the bound subject's states in the binding's read policies.
     Markers stay, so an old eventId still counts as repeated."""
     _open_store(caller)
     if not isinstance(body, dict):

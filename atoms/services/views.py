@@ -1,4 +1,4 @@
-"""AtomView rendering (docs/atoms.md §2.6): what a principal may see of a revision.
+"""AtomView rendering (docs/atoms.md "Try it"): what a principal may see of a revision.
 
 Views are built in two steps so that read can load a whole closure level at once and issue
 every ref of a page in one bulk call: `ViewData.load` reads the slots, origins, link targets

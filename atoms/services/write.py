@@ -1,4 +1,4 @@
-"""write (docs/atoms.md §4): validate, replay or commit one batch atomically."""
+"""write (docs/atoms.md "Contract sections (§)"): validate, replay or commit one batch atomically."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ BODY_KEYS = {"binding", "changes", "options"}
 
 
 def replay_scope(binding: Binding, idempotency_key: str | None) -> str:
-    """§4.3: keyed by actor, idempotency key, subject and write policy. Not by API key:
+    """docs/atoms.md "Decisions": keyed by actor, idempotency key, subject and write policy. Not by API key:
     replay records belong to the subject, so a rotated key of the same subject replays."""
     return digest({"actor": binding.actor, "key": idempotency_key, "subject": binding.principal.subject,
                    "writePolicy": binding.write_policy})
@@ -54,7 +54,7 @@ def _outcome(binding: Binding, operation_id: str, order: list[str], revisions: d
              repeated: bool, store: AtomStore) -> dict[str, Any]:
     ordered = [revisions[change_id] for change_id in order]
     views = render_views(binding.principal, ordered, binding.read_policies)
-    # "pending" whenever the tenant has a provider: it names the index, not this commit (§4.4).
+    # "pending" whenever the tenant has a provider: it names the index, not this commit (docs/atoms.md "Decisions").
     indexing = "pending" if has_provider(store) else "ready"
     return {
         "operationId": operation_id, "repeated": repeated, "indexing": indexing,
@@ -80,7 +80,7 @@ def _replay(record: ReplayRecord, binding: Binding) -> dict[str, Any]:
 
 
 def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[str, str]) -> None:
-    """§4.4 checks 1-3, and 7 for tokenless changes (token checks 4-8 run in the token
+    """docs/atoms.md "Decisions" checks 1-3, and 7 for tokenless changes (token checks 4-8 run in the token
     module, where check 6 precedes check 7)."""
     for change in plan.changes:
         if change.target is not None and heads.get(change.atom_id) != change.target.id:
@@ -96,7 +96,7 @@ def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[
 
 
 def atoms_write(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """Validate in the order of §4.2 and commit the batch in one transaction."""
+    """Validate in the order of docs/atoms.md "Decisions" and commit the batch in one transaction."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:

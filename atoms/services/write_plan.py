@@ -1,4 +1,4 @@
-"""write, steps 2-10 of docs/atoms.md §4.2: shape checks, refs, links, sources, fingerprint.
+"""write, steps 2-10 of docs/atoms.md "Decisions": shape checks, refs, links, sources, fingerprint.
 
 Everything here only reads; `plan_write` returns a WritePlan that the commit applies.
 """

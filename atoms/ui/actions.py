@@ -1,4 +1,4 @@
-"""Review actions on an atom (docs/atoms.md §11), for reviewers and admins: approve, edit, retire
+"""Review actions on an atom (docs/atoms.md "Review UI"), for reviewers and admins: approve, edit, retire
 with a reason, and restore an earlier revision's text.
 
 None of them writes by itself. Approve calls `atoms_approve`; edit, retire and restore build

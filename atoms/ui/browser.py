@@ -41,7 +41,7 @@ from tenants.ui import tenant_view
 
 PAGE_SIZE = 25
 CURSOR_SALT = "memoryhub.atoms.ui.browse"
-# Search ranks active, visible heads only (docs/atoms.md §7.1); these filters can only be met by listing.
+# Search ranks active, visible heads only (docs/atoms.md "Recall"); these filters can only be met by listing.
 SEARCH_CANNOT = {"state": "retired", "review": "quarantined"}
 
 

@@ -61,7 +61,7 @@ def purge_pending(tenant: Tenant) -> bool:
 
 
 def barrier_response(request: HttpRequest) -> TemplateResponse | None:
-    """While a purge is pending every Atom page and action is closed (docs/atoms.md §9): a 403
+    """While a purge is pending every Atom page and action is closed (docs/atoms.md "In the web UI: read playground and purge"): a 403
     page that says why, instead of showing atoms that are half erased."""
     if not purge_pending(tenant_of(request)):
         return None

@@ -1,4 +1,4 @@
-"""The read playground (docs/atoms.md §6): run the real `atoms_read` as the signed-in person and
+"""The read playground (docs/atoms.md "Contract sections (§)"): run the real `atoms_read` as the signed-in person and
 show exactly what it returns.
 
 The person reads as `user:<username>` (actor human, every policy the tenant holds atoms in):
@@ -24,7 +24,7 @@ from tenants.models import Role
 from tenants.ui import tenant_view
 
 READ_EVENT = "atomsRead"
-MAX_TEXT = 65_536  # bytes per state text (§6.1); the engine checks bytes, this is characters
+MAX_TEXT = 65_536  # bytes per state text (docs/atoms.md "Recall"); the engine checks bytes, this is characters
 
 
 class PlaygroundForm(forms.Form):
@@ -55,7 +55,7 @@ class PlaygroundForm(forms.Form):
 
 
 def person(request: HttpRequest) -> Principal:
-    """The signed-in person as an Atom principal (docs/atoms.md §2.1: `user:<username>`, human)."""
+    """The signed-in person as an Atom principal (docs/atoms.md "Decisions": `user:<username>`, human)."""
     return Principal.for_person(request.tenant, request.user.get_username())  # type: ignore[attr-defined]
 
 

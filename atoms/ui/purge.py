@@ -1,4 +1,4 @@
-"""Purge pages (docs/atoms.md §9, §11; admins only): a dry-run preview, a confirmed start, and a
+"""Purge pages (docs/atoms.md "In the web UI: read playground and purge" and "Review UI"; admins only): a dry-run preview, a confirmed start, and a
 progress view that ends with the erasure receipt.
 
 The preview is `atoms_purge` with `dryRun`, which changes nothing. Confirming re-runs the

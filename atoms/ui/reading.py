@@ -1,7 +1,7 @@
 """What the atom page shows, read straight from the tenant's storage.
 
 Reviewers see the whole tenant, quarantined atoms included, so these reads do not go through
-inspect (which hides quarantined atoms from API keys, docs/atoms.md §11) and create no refs or receipts.
+inspect (which hides quarantined atoms from API keys, docs/atoms.md "Review UI") and create no refs or receipts.
 Every query starts from the tenant. Nothing here writes.
 """
 

@@ -49,7 +49,7 @@ def _admin_only(view: KvAPIView) -> None:
 
 def _within_key(view: KvAPIView, slug: str) -> None:
     """An admin key limited to some agents manages only those: any other slug is the same
-    404 as a missing agent (kv.md §8), so the key learns nothing about agents outside it."""
+    404 as a missing agent (docs/kv.md "Decisions the specification leaves open"), so the key learns nothing about agents outside it."""
     if not view.key.allows_agent(slug):
         raise KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
 

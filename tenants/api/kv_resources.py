@@ -1,4 +1,4 @@
-"""Resource endpoints over one agent's KV store, with ETag / If-Match (spec §4)."""
+"""Resource endpoints over one agent's KV store, with ETag / If-Match (docs/kv.md "Endpoints")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs of an agent: create, list, show, close, and the JSONL journal (spec §6)."""
+"""Runs of an agent: create, list, show, close, and the JSONL journal (docs/kv.md "Endpoints")."""
 
 from __future__ import annotations
 

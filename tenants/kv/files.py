@@ -1,4 +1,4 @@
-"""Namespace files (spec §7): the export format and the import reader and applier.
+"""Namespace files (docs/kv.md "Import and export"): the export format and the import reader and applier.
 
 A namespace file is one JSON object, exactly the bytes of Python's
 json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False), UTF-8, no trailing newline.
@@ -142,7 +142,7 @@ def parse_namespace_text(data: bytes) -> tuple[dict[str, Any], list[str]]:
 def _items_of(obj: dict[str, Any], warnings: list[str]) -> list[tuple[str, str]]:
     nulls = sum(1 for value in obj.values() if value is None)
     if nulls:
-        # Keys are not echoed: stored text never reaches output or logs (spec §8).
+        # Keys are not echoed: stored text never reaches output or logs (docs/kv.md "Decisions the specification leaves open").
         warnings.append(f"{nulls} top-level null member{'s' if nulls != 1 else ''} skipped (null means absent)")
     if any("\x00" in key for key in obj):
         raise FileFormatError("a key contains U+0000, which a key must not")

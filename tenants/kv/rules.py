@@ -22,7 +22,7 @@ AGENT_SLUG_RE = re.compile(r"^[a-z0-9-]{1,64}$")
 
 
 class KvError(ApiError):
-    """A KV error. `journaled` errors consume a run's seq and are recorded (spec §4)."""
+    """A KV error. `journaled` errors consume a run's seq and are recorded (docs/kv.md "Endpoints")."""
 
     journaled: bool = False
 
@@ -124,7 +124,7 @@ def _is_int(value: Any) -> bool:
 
 
 def validate_call(body: dict[str, Any], limits: Limits) -> KvCall:
-    """Spec §3 validation, in order; the first failure wins. Unused fields are ignored."""
+    """Spec docs/kv.md "Endpoints" validation, in order; the first failure wins. Unused fields are ignored."""
     action = body.get("action")
     if action not in VALID_ACTIONS:
         shown = json_str(action) if isinstance(action, str) else ("missing" if action is None else "not a string")

@@ -1,4 +1,4 @@
-"""Runs and their journals: record / replay / verify, exactly once (spec §6).
+"""Runs and their journals: record / replay / verify, exactly once (docs/kv.md "Endpoints").
 
 A journaled call locks its run row for the whole transaction, so calls in a run are
 serialized: a second caller at the same seq waits, then finds the record and replays it.

@@ -1,6 +1,6 @@
 """KV store services: one transaction each, callers validate first (tenants.kv.rules).
 
-Concurrency (spec §5): overwrites are a single UPDATE ... version = version + 1 on the
+Concurrency (docs/kv.md "How it is stored"): overwrites are a single UPDATE ... version = version + 1 on the
 key's row. Anything that adds or removes keys first locks the (agent, namespace) counter
 row, and the first key of a namespace also locks the agent row, so the key and namespace
 limits hold exactly; lock order is always namespace → entry → agent, so writers never

@@ -1,4 +1,4 @@
-"""Review of staged agent writes: approve (optionally edited), reject, approve all (spec §6)."""
+"""Review of staged agent writes: approve (optionally edited), reject, approve all (docs/memory-files.md "How it works")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The stores projected onto the tenant volume as USER.md and MEMORY.md, and drift
-(spec/memory-files.md §8).
+(docs/memory-files.md "How it works").
 
 The database is the source of truth. `files_sync` writes the newest state under the volume
 row lock, so tasks that run late or out of order converge. A file whose bytes are not the

@@ -1,5 +1,5 @@
 """Reading USER.md / MEMORY.md as the original tool writes them, and importing them
-(spec/memory-files.md §8). Used by `manage.py memory_import` and by the drift resolution
+(docs/memory-files.md "How it works"). Used by `manage.py memory_import` and by the drift resolution
 "Import disk version"; both store the result as one `import` version per store.
 """
 
@@ -95,7 +95,7 @@ def clean_entries(entries: Sequence[str], secrets: Sequence[str]) -> list[str]:
 
 def limit_for(entries: Sequence[str], before: Sequence[str], limit: int, target: str, *, raise_limit: bool) -> int:
     """The limit the store needs after the import: the current one when the entries fit
-    (or shrink a store that is already over it, spec §2), a raised one when allowed."""
+    (or shrink a store that is already over it, docs/memory-files.md "How it works"), a raised one when allowed."""
     size = rules.size_of(entries)
     if size <= limit or size < rules.size_of(before):
         return limit

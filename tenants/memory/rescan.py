@@ -1,4 +1,4 @@
-"""Rescanning stored entries after the threat patterns changed (spec/memory-files.md §4).
+"""Rescanning stored entries after the threat patterns changed (docs/memory-files.md "How it works").
 
 Entries are never edited: a hit becomes a ThreatFinding for the reviewer, and the snapshot
 of every new session shows the entry as a placeholder until someone removes it.

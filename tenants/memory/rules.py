@@ -1,4 +1,4 @@
-"""The memory tool's rules as pure functions over entry lists (spec/memory-files.md §2-§3).
+"""The memory tool's rules as pure functions over entry lists (docs/memory-files.md "How it works" and "Using it from an agent").
 
 `plan_write` validates a request and computes the entries after it, without touching any
 storage; the services call it under the volume lock and store what it returns.

@@ -1,5 +1,5 @@
 """Memory-file services: writes, staging, versions and undo. Each mutation is one
-transaction that starts by locking the tenant's MemoryVolume row (spec §7)."""
+transaction that starts by locking the tenant's MemoryVolume row (docs/memory-files.md "How it works")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chat sessions with a frozen snapshot of the approved entries (spec §5)."""
+"""Chat sessions with a frozen snapshot of the approved entries (docs/memory-files.md "How it works")."""
 
 from __future__ import annotations
 

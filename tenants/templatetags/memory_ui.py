@@ -56,7 +56,7 @@ def reveal(text: str) -> SafeString:
 
 @register.filter
 def thousands(value: int) -> str:
-    """2072 → "2,072", as the usage strings write counts (spec §2)."""
+    """2072 → "2,072", as the usage strings write counts (docs/memory-files.md "How it works")."""
     try:
         return f"{int(value):,}"
     except (TypeError, ValueError):
