@@ -1,4 +1,4 @@
-"""Accepted-use state (docs/atoms.md "Contract sections (§)"): per (subject, policy, revision) model state, and
+"""Accepted-use state (docs/atoms.md "Decisions"): per (subject, policy, revision) model state, and
 markers that make an eventId count once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""read (docs/atoms.md "Contract sections (§)"): a budgeted set of closures for an agent's state, rendered once.
+"""read (docs/atoms.md "Recall"): a budgeted set of closures for an agent's state, rendered once.
 
 The first page runs docs/atoms.md "Candidates" and "Defaults" over the state's kinds (recall_graph), computes the required
 closure C(r) of every ranked root (read_nodes), packs them by bounded marginal gain
@@ -59,7 +59,8 @@ class Frozen:
 
 @retried
 def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """docs/atoms.md "Contract sections (§)" for one request. Refs, cursor and receipt are made in one transaction."""
+    """One read (docs/atoms.md "Recall", "Selection utility (read)"). Refs, cursor and receipt are made in one
+    transaction."""
     store = AtomStore.for_tenant(caller.tenant)
     check_barrier(store)
     if not isinstance(body, dict) or set(body) - BODY_KEYS:

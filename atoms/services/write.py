@@ -1,4 +1,4 @@
-"""write (docs/atoms.md "Contract sections (§)"): validate, replay or commit one batch atomically."""
+"""write (docs/atoms.md "Decisions"): validate, replay or commit one batch atomically."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The read playground (docs/atoms.md "Contract sections (§)"): run the real `atoms_read` as the signed-in person and
-show exactly what it returns.
+"""The read playground (docs/atoms.md "In the web UI: read playground and purge"): run the real
+`atoms_read` as the signed-in person and show exactly what it returns.
 
 The person reads as `user:<username>` (actor human, every policy the tenant holds atoms in):
 `Principal.for_person`, the principal every UI action uses. read records a receipt, as it
