@@ -82,14 +82,16 @@ def test_state_is_the_subjects_own_in_the_given_policies(acme, globex, store):
     assert use_values(acme, SUBJECT, ["default", "private"], ["revision:b"], 0) == {"revision:b": 5.0}
 
 
-def test_28_the_worked_example_boost_inputs(acme, store):
+def test_the_worked_example_gives_the_boost_inputs(acme, store):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 28."""
     put(acme, "revision:a", 10, 0)
     values = use_values(acme, SUBJECT, ["default"], ["revision:a", "revision:b"], 0)
     boost = {r: 1 + 2 * u / (1 + u) for r, u in values.items()}  # maxBoost 2
     assert boost["revision:a"] / boost["revision:b"] == pytest.approx(1 + 20 / 11, abs=1e-10)
 
 
-def test_34_state_of_another_model_id_is_state_invalidated(acme, store):
+def test_state_of_another_model_id_is_state_invalidated(acme, store):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 34."""
     put(acme, "revision:old", 3, 0, model_id="counting-v0")
     with pytest.raises(AtomError) as excinfo:
         use_values(acme, SUBJECT, ["default"], ["revision:a"], 0)  # even when that revision is not asked for
@@ -98,7 +100,8 @@ def test_34_state_of_another_model_id_is_state_invalidated(acme, store):
 
 
 @pytest.mark.parametrize("mode", ["negative", "nan", "inf", "bool", "coroutine", "raise"])
-def test_31_a_bad_value_is_invalid_input_never_zero(acme, store, mode):
+def test_a_bad_value_is_invalid_input_never_zero(acme, store, mode):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 31."""
     store.config = model_config("BrokenValueModel", value=mode)
     store.save()
     with warnings.catch_warnings():

@@ -70,7 +70,8 @@ def test_observe_issues_a_token_bound_to_the_agents_scope(X, W, A, frozen_clock)
     assert observed.principal == W.key.public_id and observed.manifest["reads"] == [pin(A)]
 
 
-def test_66_only_host_and_admin_keys_may_observe(keys, W, A, acme, make_key, client_for):
+def test_only_host_and_admin_keys_may_observe(keys, W, A, acme, make_key, client_for):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 66."""
     receipt = inspect_receipt(W, A)
     for name in ("I", "W", "R"):
         response = observe(keys[name], W, presentations=[{"receipt": receipt}])
@@ -196,7 +197,8 @@ def test_inherit_refuses_another_subjects_token_and_a_purged_read(X, W, Z, A, I,
     assert response.status_code == 403 and code(response) == "ACCESS_DENIED"
 
 
-def test_15_a_manifest_needs_a_binding_matching_its_scope(X, W, A, acme, make_key):
+def test_a_manifest_needs_a_binding_matching_its_scope(X, W, A, acme, make_key):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 15."""
     t = obs(X, W, A)
     fetched = manifest(X, W, input=t)
     assert fetched.status_code == 200 and fetched.json() == token_manifest(t)

@@ -135,7 +135,8 @@ def test_refs_to_purged_atoms_keep_answering_access_denied(Z, I, cited):
     assert code(purge(Z, atom_of(cited["S"]))) == "ACCESS_DENIED"
 
 
-def test_48_an_ordinary_link_target_is_erased_alone(Z, I):
+def test_an_ordinary_link_target_is_erased_alone(Z, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 48."""
     target = I.ref(create("t", "link target"))
     linker = I.ref(create("l", "linker", links={"about": target}))
     result = ok_purge(Z, atom_of(target))
@@ -148,7 +149,8 @@ def test_48_an_ordinary_link_target_is_erased_alone(Z, I):
     assert retired["links"][0]["unavailable"] is True and "ref" not in retired["links"][0]
 
 
-def test_46_a_root_requiring_a_purged_atom_is_blocked(Z, I):
+def test_a_root_requiring_a_purged_atom_is_blocked(Z, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 46."""
     condition = I.ref(create("c", "condition"))
     root = I.ref(create("r", "root", links={"when": {"ref": condition, "required": True}}))
     ok_purge(Z, atom_of(condition))
@@ -156,7 +158,8 @@ def test_46_a_root_requiring_a_purged_atom_is_blocked(Z, I):
     assert result["atom"]["text"] == "root" and result["readEligibility"] == "blocked"
 
 
-def test_19_replaying_a_write_whose_output_was_purged_is_denied(Z, I):
+def test_replaying_a_write_whose_output_was_purged_is_denied(Z, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 19."""
     options = {"idempotencyKey": "request-42"}
     outcome = I.ok_write(create("out", "generated output"), options=options)
     result = ok_purge(Z, atom_of(outcome["changes"]["out"]["ref"]))
@@ -167,7 +170,8 @@ def test_19_replaying_a_write_whose_output_was_purged_is_denied(Z, I):
     assert set(record.changes["out"]) == {"kind", "atomId", "revisionId"}
 
 
-def test_50_token_reads_close_transitively_and_weights_do_not_matter(Z, I, acme):
+def test_token_reads_close_transitively_and_weights_do_not_matter(Z, I, acme):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 50."""
     b, d, child = (I.ref(create(name, f"{name} text")) for name in ("b", "d", "child"))
     for dependent, dependency in ((d, b), (child, d)):
         EraseDependency.objects.create(tenant=acme, dependent_atom_id=atom_of(dependent),
@@ -210,7 +214,8 @@ def test_receipts_and_tokens_that_read_an_erased_atom_are_tombstoned(Z, I, W, ac
     assert denied.status_code == 403 and code(denied) == "ACCESS_DENIED"
 
 
-def test_68_the_erasure_receipt_counts_what_was_deleted(Z, I, cited, acme):
+def test_the_erasure_receipt_counts_what_was_deleted(Z, I, cited, acme):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 68."""
     s, d = atom_of(cited["S"]), atom_of(cited["D"])
     I.ok_write(revise(cited["D"], "revised quote", links={"see": cited["U"]}))
     I.post("inspect", {"ref": cited["S"]})
@@ -246,7 +251,8 @@ def test_68_the_erasure_receipt_counts_what_was_deleted(Z, I, cited, acme):
         assert not any(SECRET in row or "revised quote" in row for row in rows), label
 
 
-def test_52_the_barrier_holds_until_the_purge_completes(Z, I, cited, frozen_clock):
+def test_the_barrier_holds_until_the_purge_completes(Z, I, cited, frozen_clock):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 52."""
     first = ok_purge(Z, cited["zS"], maxWork=0)
     assert (first["complete"], first["reason"], first["work"]) == (False, "budget", 0)
     assert first["minimumWork"] > 0 and first["erasedAtomIds"] == []
@@ -300,7 +306,8 @@ def test_a_storage_error_leaves_the_barrier_up_and_resuming_completes(Z, I, cite
     assert done["erasureReceipt"]["counts"]["atoms"] == 2 and done["erasureReceipt"]["counts"]["origins"] == 1
 
 
-def test_66_only_admin_keys_may_purge(keys, acme, make_key, client_for, cited):
+def test_only_admin_keys_may_purge(keys, acme, make_key, client_for, cited):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 66."""
     for name in ("I", "W", "X", "R"):
         response = purge(keys[name], atom_of(cited["U"]))
         assert response.status_code == 403 and code(response) == "ACCESS_DENIED", name

@@ -44,7 +44,8 @@ def required(ref: str, role: str = "condition") -> dict[str, Any]:
 
 # --- Row 1 and the result's shape ----------------------------------------------------------
 
-def test_1_a_single_atom_is_read_back_in_format_2(I, W):
+def test_a_single_atom_is_read_back_in_format_2(I, W):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 1."""
     I.ok_write(create("atom", "I like my coffee black."))
     result = ok_read(W, {"context": "Suggest a coffee I would enjoy."})
     assert result["items"][0]["text"] == "I like my coffee black."
@@ -68,7 +69,8 @@ def test_an_empty_read_has_empty_text_and_no_tokens(W):
     assert (result["items"], result["text"], result["tokenCount"], result["refs"]) == ([], "", 0, [])
 
 
-def test_30_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
+def test_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 30."""
     a = own_ref(W, I.ref(create("a", "needle a")))
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [a], "eventId": "e"})
     assert response.status_code == 200
@@ -81,7 +83,8 @@ def test_30_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
 
 # --- Receipts ----------------------------------------------------------------------------------
 
-def test_38_every_candidate_is_an_acquisition_read_but_one_unit_is_shown(X, W, I):
+def test_every_candidate_is_an_acquisition_read_but_one_unit_is_shown(X, W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 38."""
     I.ok_write(*[create(f"n{i}", f"needle {i}") for i in range(12)])
     result = ok_read(W, {"query": "needle"}, limit=1)
     assert len(result["items"]) == 1 and "cursor" in result
@@ -117,7 +120,8 @@ def test_a_read_receipt_can_be_presented_to_observe(X, W, I):
 
 # --- Closures ----------------------------------------------------------------------------------
 
-def test_39_two_roots_share_one_required_condition(W, I):
+def test_two_roots_share_one_required_condition(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 39."""
     c = I.ref(create("c", "Shared condition C."))
     outcome = I.ok_write(create("a", "needle a", links=required(c)), create("b", "needle b", links=required(c)))
     result = ok_read(W, {"query": "needle"})
@@ -129,7 +133,8 @@ def test_39_two_roots_share_one_required_condition(W, I):
     assert {item["ref"]: item["score"] for item in result["items"]}[c_own] > 0  # C is a graph node
 
 
-def test_40_a_cycle_of_nine_required_links_is_shown_whole(W, I):
+def test_a_cycle_of_nine_required_links_is_shown_whole(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 40."""
     changes = [create(f"n{i}", f"ring {i}", links={"next": {"local": f"n{(i + 1) % 9}", "required": True}})
                for i in range(9)]
     I.ok_write(*changes)
@@ -137,7 +142,8 @@ def test_40_a_cycle_of_nine_required_links_is_shown_whole(W, I):
     assert len(result["items"]) == 9 and len(set(result["refs"])) == 9
 
 
-def test_41_a_root_whose_closure_alone_exceeds_the_budget_is_left_out_unmentioned(W, I):
+def test_a_root_whose_closure_alone_exceeds_the_budget_is_left_out_unmentioned(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 41."""
     condition = I.ref(create("c", "x" * 10_000))
     big = I.ok_write(create("r", "needle root", links=required(condition)))["changes"]["r"]["ref"]
     I.ok_write(create("s", "needle small"))
@@ -148,7 +154,8 @@ def test_41_a_root_whose_closure_alone_exceeds_the_budget_is_left_out_unmentione
     assert own_ref(W, big) not in result["text"] and "needle root" not in result["text"]
 
 
-def test_46_a_purged_required_target_blocks_its_root(Z, W, I):
+def test_a_purged_required_target_blocks_its_root(Z, W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 46."""
     target = I.ref(create("t", "the condition"))
     root = I.ok_write(create("r", "needle root", links=required(target)))["changes"]["r"]["ref"]
     response = Z.post("purge", {"ref": own_ref(Z, target)})
@@ -159,7 +166,8 @@ def test_46_a_purged_required_target_blocks_its_root(Z, W, I):
     assert result["items"] == [] and result["diagnostics"]["validation"]["blocked"] > 0
 
 
-def test_47_a_required_target_retired_later_blocks_the_root_from_read_only(W, I):
+def test_a_required_target_retired_later_blocks_the_root_from_read_only(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 47."""
     target = I.ref(create("t", "the condition"))
     I.ok_write(create("r", "needle root", links=required(target)))
     I.ok_write({"id": "x", "op": "retire", "target": target})
@@ -170,7 +178,8 @@ def test_47_a_required_target_retired_later_blocks_the_root_from_read_only(W, I)
 
 # --- Quotes --------------------------------------------------------------------------------------
 
-def test_42_overlapping_extractions_render_their_source_once(X, W, I):
+def test_overlapping_extractions_render_their_source_once(X, W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 42."""
     source = I.ref(create("s", "AAAA BBBB CCCC"))
     own = own_ref(W, source)
     extractor = {"key": W.key.public_id, "generatedOrigin": "extraction"}
@@ -198,7 +207,8 @@ def test_42_overlapping_extractions_render_their_source_once(X, W, I):
 
 # --- Budgets ---------------------------------------------------------------------------------------
 
-def test_43_no_packing_work_returns_nothing(W, I):
+def test_no_packing_work_returns_nothing(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 43."""
     I.ok_write(create("a", "needle a"))
     result = ok_read(W, {"query": "needle"}, budget={"maxPackingWork": 0})
     selection = result["diagnostics"]["selection"]
@@ -207,7 +217,8 @@ def test_43_no_packing_work_returns_nothing(W, I):
     assert result["diagnostics"]["stop"] == "budget"
 
 
-def test_44_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
+def test_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 44."""
     I.ok_write(create("a", "日本語 needle"))
     first = ok_read(W, {"query": "needle"})
     assert first["tokenCount"] == len(first["text"].encode()) and "日本語" in first["text"]
@@ -216,7 +227,9 @@ def test_44_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
     assert second["diagnostics"]["minimumTokens"] == first["tokenCount"]
 
 
-def test_45_the_selection_never_loses_to_the_baseline(X, W, I):  # as amended by atoms-recall.md §4
+def test_the_selection_never_loses_to_the_baseline(X, W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 45, as amended
+    (docs/atoms.md "Selection utility (read)")."""
     big = own_ref(W, I.ref(create("big", "needle " * 300)))
     condition = I.ref(create("c", "condition " * 200))
     I.ok_write(create("a", "needle a", links=required(condition)), create("b", "needle b"))
@@ -230,7 +243,8 @@ def test_45_the_selection_never_loses_to_the_baseline(X, W, I):  # as amended by
 
 # --- Cursors ---------------------------------------------------------------------------------------
 
-def test_56_each_page_shows_the_shared_condition_again(W, I):
+def test_each_page_shows_the_shared_condition_again(W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 56."""
     c = I.ref(create("c", "Shared condition C."))
     I.ok_write(*[create(f"n{i}", f"needle {i}", links=required(c)) for i in range(3)])
     c_own = own_ref(W, c)
@@ -264,7 +278,8 @@ def test_another_key_cannot_continue_a_cursor(W, X, I):
 
 # --- Review -------------------------------------------------------------------------------------
 
-def test_60_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X, W, I, acme):
+def test_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X, W, I, acme):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 60."""
     t = token(X, W, sources=[])
     ref = W.ok_write(create("a", "needle agent", input=t))["changes"]["a"]["ref"]
     assert texts(ok_read(W, {"query": "needle"})) == ["needle agent"]
@@ -275,7 +290,8 @@ def test_60_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X
     assert texts(ok_read(W, {"query": "needle"})) == ["needle agent"]
 
 
-def test_63_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, I, acme):
+def test_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, I, acme):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 63."""
     t = token(X, W, sources=[])
     condition = W.ok_write(create("c", "agent condition", input=t))["changes"]["c"]["ref"]
     I.ok_write(create("r", "needle root", links=required(own_ref(I, condition))))
@@ -291,7 +307,8 @@ def test_63_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, 
 
 @pytest.mark.parametrize("state", [{}, {"query": "   "}, {"query": "", "observations": [" ", "\n"]},
                                    {"observations": []}])
-def test_58_a_state_without_a_non_blank_text_is_invalid(W, state):
+def test_a_state_without_a_non_blank_text_is_invalid(W, state):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 58."""
     response = read(W, state)
     assert response.status_code == 400 and code(response) == "INVALID_INPUT"
 

@@ -122,7 +122,8 @@ def test_the_worked_example_pages_to_the_deferred_atom(W, example):
     assert second["usage"]["maxEvaluationWork"] == 0
 
 
-def test_51_purging_an_unshown_candidate_erases_the_output_made_from_the_read(X, W, I, Z):
+def test_purging_an_unshown_candidate_erases_the_output_made_from_the_read(X, W, I, Z):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 51."""
     from tests.atoms.api.helpers import create as make
     from tests.atoms.api.observing import token as issue_token
 

@@ -36,7 +36,8 @@ def admin(acme, make_key, client_for):
     {"retrieval": {"weights": [0.7, 0.3]}},
     {"retrieval": {"weights": {"semantic": 1e308, "lexical": 1e308}}},
 ])
-def test_59_an_invalid_config_is_invalid_input_and_saves_nothing(acme, admin, config):
+def test_an_invalid_config_is_invalid_input_and_saves_nothing(acme, admin, config):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 59."""
     response = admin.patch("/api/v1/tenant", {"atoms_config": config, "name": "changed"}, format="json")
     assert response.status_code == 400
     assert error_of(response)["code"] == "INVALID_INPUT"

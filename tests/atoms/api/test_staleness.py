@@ -41,7 +41,8 @@ def sources(I: AtomsClient, W: AtomsClient) -> dict[str, str]:
     return {"A": a, "B": b, "wA": own_ref(W, a), "wB": own_ref(W, b)}
 
 
-def test_21_only_the_output_of_the_revised_input_goes_stale(X, W, I, Z, sources):
+def test_only_the_output_of_the_revised_input_goes_stale(X, W, I, Z, sources):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 21."""
     a, b = obs(X, W, sources["wA"]), obs(X, W, sources["wB"])
     outcome = W.ok_write(create("ao", "a output", input=a), create("bo", "b output", input=b))
     a_out, b_out = outcome["changes"]["ao"]["ref"], outcome["changes"]["bo"]["ref"]
@@ -58,7 +59,8 @@ def test_21_only_the_output_of_the_revised_input_goes_stale(X, W, I, Z, sources)
     assert not InputToken.objects.filter(id=a).exists() and InputToken.objects.filter(id=b).exists()
 
 
-def test_22_one_token_over_two_sources_makes_both_outputs_stale(X, W, I, sources):
+def test_one_token_over_two_sources_makes_both_outputs_stale(X, W, I, sources):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 22."""
     t = token(X, W, sources=[{"ref": sources["wA"]}, {"ref": sources["wB"]}])
     outcome = W.ok_write(create("x", "cites A", sources=[{"ref": sources["wA"]}], input=t),
                          create("y", "cites B", sources=[{"ref": sources["wB"]}], input=t))
@@ -69,14 +71,16 @@ def test_22_one_token_over_two_sources_makes_both_outputs_stale(X, W, I, sources
         assert stale(W, ref) == [ref]
 
 
-def test_23_historical_reads_never_cause_staleness(X, W, I, sources):
+def test_historical_reads_never_cause_staleness(X, W, I, sources):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 23."""
     t = obs(X, W, sources["wA"], basis="historical")
     I.ok_write(revise(sources["A"], "Alice now takes milk."))
     output = W.ok_write(create("o", "Alice used to take it black.", input=t))["changes"]["o"]["ref"]
     assert stale(W, output) == []
 
 
-def test_24_a_watched_query_that_changes_is_a_revision_conflict(X, W, I):
+def test_a_watched_query_that_changes_is_a_revision_conflict(X, W, I):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 24."""
     empty = search_receipt(W, "missing", [])
     t = token(X, W, presentations=[{"receipt": empty}])
     I.ok_write(create("unrelated", "nothing to see"))
@@ -129,7 +133,8 @@ def test_queries_are_not_watched_on_a_historical_basis_unless_watched(X, W, I):
     assert code(W.write(create("p", "y", input=watching))) == "REVISION_CONFLICT"
 
 
-def test_25_inherited_watches_survive_a_historical_basis(X, W, I, sources):
+def test_inherited_watches_survive_a_historical_basis(X, W, I, sources):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 25."""
     t1 = obs(X, W, sources["wA"])
     o1 = W.ok_write(create("o1", "first output", input=t1))["changes"]["o1"]["ref"]
     t2 = obs(X, W, sources["wB"], inherit=[t1], basis="historical")
@@ -169,7 +174,8 @@ def test_purging_an_atom_only_watched_leaves_the_output_stale(X, W, Z, sources):
     assert stale(W, output) == [output]
 
 
-def test_62_a_reviewer_edit_of_an_agent_atom_is_an_approved_source_head_and_stales_watchers(X, W, I, keys, sources):
+def test_a_reviewer_edit_of_an_agent_atom_is_an_approved_source_head_and_stales_watchers(X, W, I, keys, sources):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 62."""
     from memoryhub.models import AuditEvent
 
     reviewer = keys["R"]

@@ -40,7 +40,8 @@ def agent(acme: Any, make_key: Any, client_for: Any, **kwargs: Any) -> AtomsClie
     return AtomsClient(client_for(raw), key)
 
 
-def test_13_an_agent_retires_only_with_a_token(X, W, A):
+def test_an_agent_retires_only_with_a_token(X, W, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 13."""
     assert code(W.write({"id": "r", "op": "retire", "target": A})) == "INVALID_INPUT"
     t = obs(X, W, A)
     view = W.ok_write({"id": "r", "op": "retire", "target": A, "input": t})["changes"]["r"]
@@ -49,7 +50,8 @@ def test_13_an_agent_retires_only_with_a_token(X, W, A):
     assert (head.dependency_contract, head.origin, head.input_token) == ("observed-v2", "derived", t)
 
 
-def test_14_a_real_token_writes_and_records_its_outputs(X, W, A):
+def test_a_real_token_writes_and_records_its_outputs(X, W, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 14."""
     t = obs(X, W, A)
     outcome = W.ok_write(create("o", "She likes it black.", sources=[{"ref": A, "start": 0, "end": 5}], input=t))
     view = outcome["changes"]["o"]
@@ -66,15 +68,17 @@ def test_14_a_real_token_writes_and_records_its_outputs(X, W, A):
     assert EraseDependency.objects.filter(dependent_atom_id=atom_of(second), kind="token-read").count() == 1
 
 
-def test_16_an_expired_token_is_cursor_expired(X, W, A, frozen_clock):
+def test_an_expired_token_is_cursor_expired(X, W, A, frozen_clock):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 16."""
     t = obs(X, W, A)
     frozen_clock.advance(300_001)
     response = W.write(create("o", "too late", input=t))
     assert response.status_code == 410 and code(response) == "CURSOR_EXPIRED"
 
 
-def test_17_and_19_a_replay_skips_token_checks_but_not_a_purge(X, W, Z, S, A, acme, make_key, client_for,
+def test_a_replay_skips_token_checks_but_not_a_purge(X, W, Z, S, A, acme, make_key, client_for,
                                                                settings, frozen_clock):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist rows 17 and 19."""
     settings.ATOMS_CURSOR_TTL_MS = 1_000
     t = obs(X, W, A)
     options = {"idempotencyKey": "request-42"}
@@ -94,7 +98,8 @@ def test_17_and_19_a_replay_skips_token_checks_but_not_a_purge(X, W, Z, S, A, ac
     assert replay.status_code == 403 and code(replay) == "ACCESS_DENIED"
 
 
-def test_26_a_source_outside_the_tokens_reads_is_denied(X, W, I, A):
+def test_a_source_outside_the_tokens_reads_is_denied(X, W, I, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 26."""
     other = own_ref(W, I.ref(create("b", "Bob drinks tea.")))
     t = obs(X, W, A)
     response = W.write(create("o", "tea", sources=[{"ref": other}], input=t))
@@ -102,7 +107,8 @@ def test_26_a_source_outside_the_tokens_reads_is_denied(X, W, I, A):
     assert W.write(create("o", "coffee", sources=[{"ref": A}], input=t)).status_code == 200
 
 
-def test_27_citing_an_agent_derived_atom(X, W, I, A):
+def test_citing_an_agent_derived_atom_needs_a_token_that_read_it(X, W, I, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 27."""
     derived = W.ok_write(create("d", "Alice likes black coffee.", input=obs(X, W, A)))["changes"]["d"]["ref"]
     by_ingest = I.write(create("q", "quote", sources=[{"ref": own_ref(I, derived)}]))
     assert by_ingest.status_code == 400 and code(by_ingest) == "INVALID_SOURCE_SPAN"
@@ -113,7 +119,8 @@ def test_27_citing_an_agent_derived_atom(X, W, I, A):
     assert read_it.status_code == 400 and code(read_it) == "INVALID_SOURCE_SPAN"
 
 
-def test_67_changed_grants_void_an_old_token(X, W, A):
+def test_changed_grants_void_an_old_token(X, W, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 67."""
     t = obs(X, W, A)
     ApiKey.objects.filter(pk=W.key.pk).update(generation=F("generation") + 1)
     W.key.refresh_from_db()
@@ -160,14 +167,16 @@ def test_a_token_without_a_contract_2_manifest_is_denied(X, W, A):
     assert response.status_code == 403 and code(response) == "ACCESS_DENIED"
 
 
-def test_8_a_moved_watched_head_is_a_revision_conflict(X, W, I, S, A):
+def test_a_moved_watched_head_is_a_revision_conflict(X, W, I, S, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 8."""
     t = obs(X, W, A)
     I.ok_write(revise(S, "Alice now takes milk."))
     response = W.write(create("o", "black", input=t))
     assert response.status_code == 409 and code(response) == "REVISION_CONFLICT"
 
 
-def test_8_the_batchs_own_expected_heads_count_as_current(X, W, A):
+def test_the_batchs_own_expected_heads_count_as_current(X, W, A):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 8."""
     t = obs(X, W, A)
     outcome = W.ok_write(revise(A, "Alice takes her coffee black, no sugar.", input=t),
                          create("o", "no sugar", input=t))

@@ -97,7 +97,8 @@ def test_accepted_at_never_goes_before_a_stored_update(X, W, A, B, counting, fro
     assert UseState.objects.get(revision_id=revision_of(B)).updated_at == 10_000
 
 
-def test_35_an_event_counts_once_and_is_acknowledged_on_the_token(X, W, A, counting):
+def test_an_event_counts_once_and_is_acknowledged_on_the_token(X, W, A, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 35."""
     t = obs(X, W, A)
     assert ok_uses(X, W, [A, A], "request", input=t) == {"acceptedAt": 0, "recorded": 1, "repeated": 0}
     assert ok_uses(X, W, [A, A], "request", input=t) == {"acceptedAt": 0, "recorded": 0, "repeated": 1}
@@ -111,7 +112,8 @@ def test_35_an_event_counts_once_and_is_acknowledged_on_the_token(X, W, A, count
     ]
 
 
-def test_36_reset_keeps_markers_and_a_new_revision_starts_fresh(X, W, I, A, counting):
+def test_reset_keeps_markers_and_a_new_revision_starts_fresh(X, W, I, A, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 36."""
     assert ok_uses(X, W, [A], "request")["recorded"] == 1
     assert reset(X, W).json() == {"deleted": 1}
     assert ok_uses(X, W, [A], "request") == {"acceptedAt": 0, "recorded": 0, "repeated": 1}
@@ -122,7 +124,8 @@ def test_36_reset_keeps_markers_and_a_new_revision_starts_fresh(X, W, I, A, coun
     assert states(W) == {revision_of(revised): 1}
 
 
-def test_37_with_input_every_ref_must_be_a_unit_the_token_presented(X, W, A, B, counting):
+def test_with_input_every_ref_must_be_a_unit_the_token_presented(X, W, A, B, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 37."""
     receipt = search_receipt(W, "needle", [A, B])
     t = token(X, W, presentations=[{"receipt": receipt, "refs": [A]}])
     response = uses(X, W, [B], "request", input=t)
@@ -146,7 +149,8 @@ def test_a_bad_or_expired_token_is_refused(X, W, A, counting, frozen_clock):
     assert UseState.objects.count() == UseMarker.objects.count() == 0
 
 
-def test_30_inspect_adds_no_use_rows(X, W, A, counting):
+def test_inspect_adds_no_use_rows(X, W, A, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 30."""
     ok_uses(X, W, [A])
     before = list(UseState.objects.values_list("revision_id", "state", "updated_at"))
     inspect_receipt(W, A)
@@ -166,7 +170,8 @@ def test_keys_sharing_a_subject_share_state_and_markers(X, W, A, acme, make_key,
 # --- Failing models (row 32) --------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["coroutine", "long", "raise", "set", "nan"])
-def test_32_a_failing_update_is_invalid_input_and_writes_nothing(X, W, A, acme, mode):
+def test_a_failing_update_is_invalid_input_and_writes_nothing(X, W, A, acme, mode):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 32."""
     configure(acme, model_config("BrokenUpdateModel", update=mode))
     t = obs(X, W, A)
     with warnings.catch_warnings():
@@ -188,7 +193,8 @@ def test_a_failing_update_on_one_revision_stores_none_of_the_others(X, W, A, B, 
 
 # --- AdaptiveUse (row 33) -----------------------------------------------------------------
 
-def test_33_adaptive_use_state_follows_the_worked_example(X, W, A, B, frozen_clock):
+def test_adaptive_use_state_follows_the_worked_example(X, W, A, B, frozen_clock):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
     for day, event in [(0, "d0"), (7, "d7"), (14, "d14")]:
         frozen_clock.set_now(day * DAY)
         ok_uses(X, W, [A], event)
@@ -201,7 +207,8 @@ def test_33_adaptive_use_state_follows_the_worked_example(X, W, A, B, frozen_clo
         "halfLifeMs": 604800000, "mass": 3, "updatedAt": 14 * DAY}
 
 
-def test_33_adaptive_use_options_set_through_the_tenant_api(X, W, Z, A, frozen_clock):
+def test_adaptive_use_options_set_through_the_tenant_api(X, W, Z, A, frozen_clock):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse",
                                        "options": {"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500}}}}
     assert Z.client.patch("/api/v1/tenant", {"atoms_config": config}, format="json").status_code == 200
@@ -216,7 +223,8 @@ def test_33_adaptive_use_options_set_through_the_tenant_api(X, W, Z, A, frozen_c
 @pytest.mark.parametrize("options", [
     {"initialHalfLifeMs": 0}, {"initialHalfLifeMs": 2, "maxHalfLifeMs": 1}, {"foo": 1}, {"maxHalfLifeMs": "NaN"},
 ])
-def test_33_bad_adaptive_use_options_are_refused_by_the_tenant_api(Z, acme, options):
+def test_bad_adaptive_use_options_are_refused_by_the_tenant_api(Z, acme, options):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse", "options": options}}}
     response = Z.client.patch("/api/v1/tenant", {"atoms_config": config}, format="json")
     assert response.status_code == 400 and code(response) == "INVALID_INPUT"
@@ -225,7 +233,8 @@ def test_33_bad_adaptive_use_options_are_refused_by_the_tenant_api(Z, acme, opti
 
 # --- Model changes (row 34) ---------------------------------------------------------------
 
-def test_34_another_model_id_is_state_invalidated_until_reset(X, W, Z, A, acme, counting):
+def test_another_model_id_is_state_invalidated_until_reset(X, W, Z, A, acme, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 34."""
     ok_uses(X, W, [A], "first")
     changed = Z.client.patch("/api/v1/tenant", {"atoms_config": model_config("CountingModel", version=2)},
                              format="json")
@@ -271,7 +280,8 @@ def test_only_writable_host_and_admin_keys_record_or_reset(keys, W, A, acme, mak
     assert UseState.objects.count() == 1
 
 
-def test_64_65_refs_resolve_for_the_bound_key_only(X, W, A, acme, globex, make_key, client_for, counting):
+def test_refs_resolve_for_the_bound_key_only(X, W, A, acme, globex, make_key, client_for, counting):
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist rows 64 and 65."""
     other_tenant = AtomsClient(client_for(make_key(globex, "host")[1]), W.key)
     response = other_tenant.post("uses", {"binding": {}, "refs": [A], "eventId": "e"})
     assert response.status_code == 400 and code(response) == "INVALID_REF"
@@ -344,9 +354,10 @@ def test_a_state_of_json_null_is_stored(X, W, A, acme):
 
 
 
-def test_33_a_nan_option_is_refused_by_the_config_check():
+def test_a_nan_option_is_refused_by_the_config_check():
     # JSON has no NaN, so the tenant API refuses it before the config check; a config
     # built in Python (the UI, a migration) still meets the model's own rule.
+    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse",
                                        "options": {"maxHalfLifeMs": math.nan}}}}
     with pytest.raises(ConfigError):
