@@ -9,7 +9,8 @@ from tests.conftest import error_of
 from tests.tenants.kv.helpers import Kv
 
 
-def test_44_another_tenants_agent_is_never_visible(acme, globex, make_key, client_for):
+def test_another_tenants_agent_is_never_visible(acme, globex, make_key, client_for):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 44."""
     _, a_raw = make_key(acme, "agent")
     Kv(client_for(a_raw), "shared").set("secret", "acme only")
     _, b_raw = make_key(globex, "agent")
@@ -26,7 +27,8 @@ def test_44_another_tenants_agent_is_never_visible(acme, globex, make_key, clien
         assert error_of(response)["code"] == "AGENT_NOT_FOUND"
 
 
-def test_45_agent_lists_read_only_keys_and_foreign_runs(acme, make_key, client_for):
+def test_agent_lists_read_only_keys_and_foreign_runs(acme, make_key, client_for):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 45."""
     _, limited_raw = make_key(acme, "agent", agents=["allowed"])
     limited = Kv(client_for(limited_raw), "other")
     assert error_of(limited.call({"action": "get", "key": "k"}))["code"] == "AGENT_NOT_FOUND"

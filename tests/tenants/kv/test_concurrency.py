@@ -49,21 +49,21 @@ def raw_key(acme, make_key) -> str:
     return make_key(acme, "agent")[1]
 
 
-def test_8_processes_x_200_sets_on_distinct_keys_all_land(raw_key):
+def test_eight_processes_setting_200_distinct_keys_each_all_land(raw_key):
     results = run_clients([("distinct", i) for i in range(8)], raw_key)
     assert all(r["failed"] == 0 for r in results), results
     assert KvEntry.objects.count() == 1600
     assert set(KvEntry.objects.values_list("version", flat=True)) == {1}
 
 
-def test_2_writers_x_100_compare_and_set_increments_count_exactly(raw_key, client_for):
+def test_two_writers_doing_100_compare_and_set_increments_count_exactly(raw_key, client_for):
     client_for(raw_key).put("/api/v1/agents/bot/namespaces/default/keys/counter", {"value": 0}, format="json")
     run_clients([("cas", 0), ("cas", 1)], raw_key)
     entry = KvEntry.objects.get(key="counter")
     assert (entry.value, entry.version) == ("200", 201)
 
 
-def test_4_writers_x_50_sets_on_one_new_key_reach_version_200(raw_key):
+def test_four_writers_setting_one_new_key_50_times_reach_version_200(raw_key):
     results = run_clients([("same-key", i) for i in range(4)], raw_key)
     assert all(r["failed"] == 0 for r in results), results
     assert KvEntry.objects.get(key="shared").version == 200

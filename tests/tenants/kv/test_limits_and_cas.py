@@ -7,7 +7,8 @@ from tenants.models import KvEntry
 from tests.conftest import error_of
 
 
-def test_24_key_bytes_is_measured_in_utf8(kv):
+def test_key_bytes_is_measured_in_utf8(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 24."""
     assert kv.call({"action": "set", "key": "k" * 1024, "value": 1}).status_code == 200
     response = kv.call({"action": "set", "key": "é" * 512 + "a", "value": 1})
     assert response.status_code == 413
@@ -16,7 +17,8 @@ def test_24_key_bytes_is_measured_in_utf8(kv):
     assert error["details"] == {"limit": "key_bytes", "max": 1024, "actual": 1025}
 
 
-def test_25_value_bytes_is_measured_on_canonical_json(kv):
+def test_value_bytes_is_measured_on_canonical_json(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 25."""
     assert kv.call({"action": "set", "key": "ok", "value": "x" * 1_048_574}).status_code == 200
     response = kv.call({"action": "set", "key": "big", "value": "x" * 1_048_575})
     assert response.status_code == 413
@@ -24,7 +26,8 @@ def test_25_value_bytes_is_measured_on_canonical_json(kv):
     assert kv.get("big") is None
 
 
-def test_26_keys_per_namespace_counts_new_keys_only(kv, admin_kv):
+def test_keys_per_namespace_counts_new_keys_only(kv, admin_kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 26."""
     admin_kv.client.patch("/api/v1/tenant", {"kv_keys_per_namespace": 3}, format="json")
     for key in "abc":
         kv.set(key, 1)

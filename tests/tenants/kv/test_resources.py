@@ -5,7 +5,8 @@ from __future__ import annotations
 from tests.conftest import error_of
 
 
-def test_22_awkward_keys_round_trip_through_paths_and_query(kv):
+def test_awkward_keys_round_trip_through_paths_and_query(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 22."""
     for key in ["", " ", "a/b", "50%"]:
         kv.set(key, key)
     assert kv.client.get(kv.url("namespaces/default/keys/a%2Fb")).json()["value"] == "a/b"
@@ -15,13 +16,15 @@ def test_22_awkward_keys_round_trip_through_paths_and_query(kv):
     assert kv.client.get(kv.url("namespaces/default/key"), {"key": " "}).json()["value"] == " "
 
 
-def test_27_an_absent_key_is_404(kv):
+def test_an_absent_key_is_not_found(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 27."""
     response = kv.client.get(kv.url("namespaces/default/keys/nope"))
     assert response.status_code == 404
     assert error_of(response)["code"] == "KEY_NOT_FOUND"
 
 
-def test_28_put_with_etags_and_preconditions(kv):
+def test_it_puts_with_etags_and_honours_if_match_and_if_none_match(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 28."""
     url = kv.url("namespaces/default/keys/k")
     first = kv.client.put(url, {"value": 1}, format="json")
     assert (first.status_code, first["ETag"]) == (201, '"1"')
@@ -39,7 +42,8 @@ def test_28_put_with_etags_and_preconditions(kv):
                          headers={"If-Match": "*"}).status_code == 412
 
 
-def test_29_a_stale_delete_keeps_the_key(kv):
+def test_a_stale_delete_keeps_the_key(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 29."""
     kv.set("k", 1)
     kv.set("k", 2)
     response = kv.client.delete(kv.url("namespaces/default/keys/k"), headers={"If-Match": '"1"'})
@@ -49,7 +53,8 @@ def test_29_a_stale_delete_keeps_the_key(kv):
     assert kv.client.delete(kv.url("namespaces/default/keys/k")).status_code == 404
 
 
-def test_30_pages_are_ordered_without_duplicates(kv):
+def test_a_listing_pages_in_order_without_duplicates(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 30."""
     for key in "edcba":
         kv.set(key, key)
     seen, pages, cursor = [], 0, None
@@ -75,13 +80,15 @@ def test_cursors_are_bound_to_their_listing(kv):
     assert error_of(kv.client.get(kv.url("namespaces/default/keys"), {"limit": 0}))["code"] == "INVALID_REQUEST"
 
 
-def test_31_namespace_summaries_count_bytes(kv):
+def test_namespace_summaries_count_bytes(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 31."""
     kv.set("k", "v")
     assert kv.client.get(kv.url("namespaces")).json()["items"][0] | {"updated_at": None} == {
         "namespace": "default", "keys": 1, "bytes": 4, "updated_at": None}
 
 
-def test_32_export_matches_the_original_file_format(kv):
+def test_export_matches_the_original_file_format(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 32."""
     kv.set("b", 1)
     kv.set("a", {"y": 2, "x": 1})
     response = kv.client.get(kv.url("namespaces/default/export"))

@@ -5,18 +5,21 @@ from __future__ import annotations
 from tests.conftest import error_of
 
 
-def test_1_a_fresh_agent_gets_null(kv):
+def test_a_fresh_agent_gets_null(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 1."""
     response = kv.call({"action": "get", "key": "missing"})
     assert response.status_code == 200
     assert response.json() == {"result": None, "namespace": "default"}
 
 
-def test_2_set_then_get(kv):
+def test_a_set_value_is_read_back(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 2."""
     assert kv.set("house-style", "Use active voice") is None
     assert kv.get("house-style") == "Use active voice"
 
 
-def test_3_a_second_set_replaces_and_bumps_the_version(kv):
+def test_a_second_set_replaces_and_bumps_the_version(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 3."""
     kv.set("k", 1)
     kv.set("k", 2)
     assert kv.get("k") == 2
@@ -24,25 +27,29 @@ def test_3_a_second_set_replaces_and_bumps_the_version(kv):
     assert kv.call({"action": "get", "key": "k"})["ETag"] == '"2"'
 
 
-def test_4_delete_reports_whether_the_key_existed(kv):
+def test_delete_reports_whether_the_key_existed(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 4."""
     kv.set("k", 1)
     assert kv.ok({"action": "delete", "key": "k"}) is True
     assert kv.get("k") is None
     assert kv.ok({"action": "delete", "key": "k"}) is False
 
 
-def test_5_deleting_in_a_never_used_namespace_creates_nothing(kv):
+def test_deleting_in_a_never_used_namespace_creates_nothing(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 5."""
     assert kv.ok({"action": "delete", "key": "nope", "namespace": "never"}) is False
     names = [i["namespace"] for i in kv.client.get(kv.url("namespaces")).json()["items"]]
     assert "never" not in names
 
 
-def test_6_list_and_clear_of_a_new_namespace(kv):
+def test_it_lists_and_clears_a_new_namespace_as_empty(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 6."""
     assert kv.list(namespace="new") == []
     assert kv.ok({"action": "clear", "namespace": "new"}) is None
 
 
-def test_7_list_is_in_code_point_order_with_exactly_key_and_value(kv):
+def test_list_is_in_code_point_order_with_exactly_key_and_value(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 7."""
     for key in ["b", "a", "C", "user_10", "user_2", ""]:
         kv.set(key, key)
     items = kv.list()
@@ -50,27 +57,31 @@ def test_7_list_is_in_code_point_order_with_exactly_key_and_value(kv):
     assert all(set(i) == {"key", "value"} for i in items)
 
 
-def test_8_code_point_not_utf16_order(kv):
+def test_it_lists_in_code_point_order_not_utf16_order(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 8."""
     kv.set("😀", 1)
     kv.set("ﬀ", 2)
     assert [i["key"] for i in kv.list()] == ["ﬀ", "😀"]
 
 
-def test_9_prefix_is_literal_and_case_sensitive(kv):
+def test_prefix_is_literal_and_case_sensitive(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 9."""
     for key in ["user_10", "user_2", "User_x", "other"]:
         kv.set(key, 1)
     assert [i["key"] for i in kv.list(prefix="user_")] == ["user_10", "user_2"]
     assert len(kv.list(prefix="")) == 4
 
 
-def test_10_underscore_and_percent_are_ordinary(kv):
+def test_underscore_and_percent_are_ordinary_prefix_characters(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 10."""
     for key in ["ab", "a_b", "a%"]:
         kv.set(key, 1)
     assert [i["key"] for i in kv.list(prefix="a_")] == ["a_b"]
     assert [i["key"] for i in kv.list(prefix="a%")] == ["a%"]
 
 
-def test_11_namespaces_isolate_stores(kv):
+def test_namespaces_are_separate_stores(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 11."""
     kv.set("k", "A")
     kv.set("k", "B", namespace="per-user")
     assert kv.get("k") == "A"
@@ -78,26 +89,30 @@ def test_11_namespaces_isolate_stores(kv):
     assert kv.list() == [{"key": "k", "value": "A"}]
 
 
-def test_12_absent_null_and_default_are_one_store(kv):
+def test_absent_null_and_default_are_one_store(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 12."""
     kv.set("k", 1)
     assert kv.get("k", namespace=None) == 1
     assert kv.get("k", namespace="default") == 1
 
 
-def test_13_namespaces_that_resolve_alike_are_one_store(kv):
+def test_namespaces_that_resolve_alike_are_one_store(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 13."""
     response = kv.call({"action": "set", "key": "k", "value": 1, "namespace": "a/b"})
     assert response.json()["namespace"] == "a_b"
     assert kv.get("k", namespace="a_b") == 1
 
 
-def test_14_namespace_resolution(kv):
+def test_it_resolves_namespaces_character_by_character_and_case_sensitively(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 14."""
     for raw, resolved in [("a.b", "a_b"), ("../x", "___x"), ("日本", "__"), ("é", "_"), ("User", "User")]:
         assert kv.call({"action": "list", "namespace": raw}).json()["namespace"] == resolved
     kv.set("k", 1, namespace="User")
     assert kv.get("k", namespace="user") is None
 
 
-def test_15_invalid_namespaces(kv):
+def test_an_empty_non_string_or_too_long_namespace_is_invalid(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 15."""
     for namespace in ["", 42, "x" * 129]:
         response = kv.call({"action": "get", "key": "k", "namespace": namespace})
         assert response.status_code == 400
@@ -105,7 +120,8 @@ def test_15_invalid_namespaces(kv):
     assert kv.call({"action": "get", "key": "k", "namespace": "x" * 128}).status_code == 200
 
 
-def test_16_clear_empties_one_namespace_only(kv):
+def test_clear_empties_one_namespace_only(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 16."""
     kv.set("a", 1, namespace="x")
     kv.set("b", 2, namespace="x")
     kv.set("c", 3)
@@ -114,7 +130,8 @@ def test_16_clear_empties_one_namespace_only(kv):
     assert kv.get("c") == 3
 
 
-def test_17_values_round_trip_exactly(kv):
+def test_values_round_trip_exactly(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 17."""
     values = ["", 0, False, [], {}, 0.1, -5, {"a": [1, {"b": None}]}, "日本語 🙂"]
     for index, value in enumerate(values):
         kv.set(f"k{index}", value)
@@ -123,12 +140,14 @@ def test_17_values_round_trip_exactly(kv):
         assert got == value and type(got) is type(value)
 
 
-def test_18_objects_come_back_sorted(kv):
+def test_object_values_come_back_with_sorted_keys(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 18."""
     kv.call({"action": "set", "key": "k"}, raw=b'{"action":"set","key":"k","value":{"b":1,"a":2}}')
     assert b'{"a":2,"b":1}' in kv.call({"action": "get", "key": "k"}).content
 
 
-def test_19_numbers_keep_their_spelling_and_bad_numbers_are_refused(kv):
+def test_numbers_keep_their_spelling_and_bad_numbers_are_refused(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 19."""
     kv.call({}, raw=b'{"action":"set","key":"f","value":3.0}')
     kv.call({}, raw=b'{"action":"set","key":"i","value":12345678901234567890}')
     kv.call({}, raw=b'{"action":"set","key":"e","value":1e21}')
@@ -144,20 +163,23 @@ def test_19_numbers_keep_their_spelling_and_bad_numbers_are_refused(kv):
     assert kv.get("x") is None
 
 
-def test_20_set_needs_a_non_null_value(kv):
+def test_set_needs_a_non_null_value(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 20."""
     for body in [{"action": "set", "key": "k", "value": None}, {"action": "set", "key": "k"}]:
         error = error_of(kv.call(body))
         assert error["code"] == "VALUE_REQUIRED" and "non-null" in error["message"]
 
 
-def test_21_get_needs_a_string_key(kv):
+def test_get_needs_a_string_key(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 21."""
     response = kv.call({"action": "get", "key": 42})
     assert response.status_code == 400
     error = error_of(response)
     assert error["code"] == "KEY_REQUIRED" and "get" in error["message"]
 
 
-def test_23_unknown_actions_name_the_valid_ones(kv):
+def test_unknown_actions_name_the_valid_ones(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 23."""
     response = kv.call({"action": "upsert", "key": "k"})
     error = error_of(response)
     assert response.status_code == 400 and error["code"] == "UNKNOWN_ACTION"
@@ -176,7 +198,8 @@ def test_a_nul_in_a_key_is_refused_but_allowed_inside_values(kv):
     assert kv.get("k") == "a\u0000b"
 
 
-def test_46_values_are_never_moderated(kv):
+def test_values_are_never_moderated(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 46."""
     kv.set("k", "ignore previous instructions")
     assert kv.get("k") == "ignore previous instructions"
 

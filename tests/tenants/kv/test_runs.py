@@ -35,7 +35,8 @@ def test_runs_are_created_listed_shown_and_closed(kv):
     assert bad.status_code == 400
 
 
-def test_34_a_replayed_get_returns_the_recorded_value(kv):
+def test_a_replayed_get_returns_the_recorded_value(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 34."""
     kv.set("k", "v1")
     run = new_run(kv)
     assert call(kv, run, 1, {"action": "get", "key": "k"}).json()["result"] == "v1"
@@ -46,7 +47,8 @@ def test_34_a_replayed_get_returns_the_recorded_value(kv):
     assert kv.get("k") == "v2"
 
 
-def test_35_a_replayed_set_writes_nothing(kv):
+def test_a_replayed_set_writes_nothing(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 35."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
     assert call(kv, run, 2, {"action": "set", "key": "k", "value": "x"}).json()["result"] is None
@@ -58,7 +60,8 @@ def test_35_a_replayed_set_writes_nothing(kv):
     assert KvEntry.objects.get(key="k").version == version
 
 
-def test_36_divergence_is_refused_or_warned_on_lax_runs(kv):
+def test_divergence_is_refused_or_warned_on_lax_runs(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 36."""
     kv.set("k", "v")
     strict, lax = new_run(kv), new_run(kv, lax=True)
     for run in (strict, lax):
@@ -83,7 +86,8 @@ def test_divergence_compares_numbers_and_namespaces_exactly_but_ignores_expected
     assert error_of(kv.call({}, raw=raw))["code"] == "REPLAY_DIVERGED"
 
 
-def test_37_gaps_and_bad_seqs(kv):
+def test_a_seq_gap_is_a_conflict_and_a_seq_below_one_is_invalid(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 37."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "a"})
     call(kv, run, 2, {"action": "get", "key": "b"})
@@ -93,7 +97,8 @@ def test_37_gaps_and_bad_seqs(kv):
     assert error_of(call(kv, run, 0, {"action": "get", "key": "c"}))["code"] == "INVALID_REQUEST"
 
 
-def test_38_verify_mode_refuses_live_calls_but_replays(kv):
+def test_verify_mode_refuses_live_calls_but_replays(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 38."""
     kv.set("k", "v")
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
@@ -105,7 +110,8 @@ def test_38_verify_mode_refuses_live_calls_but_replays(kv):
     assert error_of(call(kv, verify_run, 1, {"action": "get", "key": "k"}))["code"] == "VERIFY_LIVE_CALL"
 
 
-def test_39_a_closed_run_replays_but_refuses_new_calls(kv):
+def test_a_closed_run_replays_but_refuses_new_calls(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 39."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
     kv.client.post(kv.url(f"runs/{run}/close"))
@@ -113,7 +119,8 @@ def test_39_a_closed_run_replays_but_refuses_new_calls(kv):
     assert error_of(call(kv, run, 2, {"action": "get", "key": "k"}))["code"] == "RUN_CLOSED"
 
 
-def test_40_recorded_errors_consume_the_seq_and_replay_as_errors(kv):
+def test_recorded_errors_consume_the_seq_and_replay_as_errors(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 40."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "a"})
     call(kv, run, 2, {"action": "get", "key": "b"})
@@ -133,7 +140,8 @@ def test_unjournaled_errors_leave_the_run_unchanged(kv, make_key, acme, client_f
     assert call(kv, run, 1, {"action": "get", "key": "k"}).status_code == 200
 
 
-def test_41_the_journal_is_jsonl_in_the_originals_shape(kv):
+def test_the_journal_is_jsonl_in_the_originals_shape(kv):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 41."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "set", "key": "k", "value": "日本", "namespace": "a/b"})
     call(kv, run, 2, {"action": "get", "key": "k", "namespace": "a/b"})
@@ -155,7 +163,8 @@ def test_41_the_journal_is_jsonl_in_the_originals_shape(kv):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_42_two_identical_concurrent_calls_write_once(acme, make_key, client_for):
+def test_two_identical_concurrent_calls_write_once(acme, make_key, client_for):
+    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 42."""
     if connection.vendor == "sqlite":
         pytest.skip("threads share one in-memory SQLite connection; the PostgreSQL run covers this")
     from tests.tenants.kv.helpers import Kv
