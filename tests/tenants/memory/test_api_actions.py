@@ -11,7 +11,8 @@ def details(response):
     return error_of(response)["details"]
 
 
-def test_1_add_reports_usage_without_echoing_entries(mem):
+def test_add_reports_usage_without_echoing_entries(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 1."""
     response = mem.add("memory", "Project uses Bun and Nx")
     assert response.status_code == 200
     assert response.json() == {"success": True, "done": True, "target": "memory", "message": "Saved a new entry.",
@@ -19,19 +20,22 @@ def test_1_add_reports_usage_without_echoing_entries(mem):
                                "note": "This write is finished. Do not send it again."}
 
 
-def test_2_content_is_trimmed(mem):
+def test_content_is_trimmed(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 2."""
     assert mem.add("user", "  likes tabs \n").json()["usage"] == "0% — 10/1,375 chars"
     assert mem.entries("user") == ["likes tabs"]
 
 
-def test_3_a_duplicate_add_changes_nothing(mem):
+def test_a_duplicate_add_changes_nothing(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 3."""
     mem.add("user", "likes tabs")
     again = mem.add("user", "likes tabs").json()
     assert again["success"] is True and again["message"] == "That exact entry is already stored; nothing changed."
     assert MemoryVersion.objects.filter(target="user").count() == 1
 
 
-def test_4_blank_content_is_refused_with_current_state(mem):
+def test_blank_content_is_refused_with_current_state(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 4."""
     mem.add("memory", "kept")
     for body in [{"action": "add", "content": "   "}, {"action": "add"}]:
         response = mem.post("memory", body)
@@ -41,7 +45,8 @@ def test_4_blank_content_is_refused_with_current_state(mem):
         assert details(response)["usage"] == "0% — 4/2,200 chars"
 
 
-def test_5_to_8_limits_and_usage(mem, acme):
+def test_usage_reaches_the_limit_and_then_add_is_over_limit_or_entry_too_long(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 5-8."""
     set_volume(acme, memory_limit=50)
     assert mem.add("memory", "a" * 20).json()["usage"] == "40% — 20/50 chars"
     assert mem.add("memory", "b" * 27).json()["usage"] == "100% — 50/50 chars"
@@ -57,7 +62,8 @@ def test_5_to_8_limits_and_usage(mem, acme):
     assert mem.add("user", "x" * 1375).json()["usage"] == "100% — 1,375/1,375 chars"
 
 
-def test_9_to_13_replace_and_remove_matching(mem, acme):
+def test_replace_and_remove_match_one_entry_exactly(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 9-13."""
     mem.add("memory", "Project A uses Postgres")
     mem.add("memory", "Project B uses Postgres")
     ambiguous = mem.replace("memory", "Postgres", "x")
@@ -77,7 +83,8 @@ def test_9_to_13_replace_and_remove_matching(mem, acme):
     assert mem.entries("memory") == ["B2", "C"]
 
 
-def test_14_and_15_replace_refusals(mem, acme):
+def test_replace_refuses_blank_text_missing_old_text_and_overflow(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 14 and 15."""
     mem.add("memory", "entry")
     blank = mem.replace("memory", "entry", "")
     assert error_of(blank)["code"] == "CONTENT_EMPTY" and "'remove'" in error_of(blank)["message"]
@@ -95,7 +102,8 @@ def test_14_and_15_replace_refusals(mem, acme):
     assert mem.entries("memory") == ["entry", "x"]
 
 
-def test_16_a_batch_checks_the_limit_on_the_result_only(mem, acme):
+def test_a_batch_checks_the_limit_on_the_result_only(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 16."""
     set_volume(acme, memory_limit=30)
     seed(acme, "memory", ["a" * 10, "b" * 10])
     response = mem.batch("memory", [{"action": "add", "content": "c" * 10}, {"action": "remove", "old_text": "aaaa"}])
@@ -106,7 +114,8 @@ def test_16_a_batch_checks_the_limit_on_the_result_only(mem, acme):
     assert MemoryVersion.objects.filter(target="memory", origin="foreground").count() == 1
 
 
-def test_17_to_21_batches_are_all_or_nothing(mem, acme):
+def test_batches_are_all_or_nothing(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 17-21."""
     failed = mem.batch("memory", [{"action": "add", "content": "x"}, {"action": "remove", "old_text": "zzz"}])
     assert error_of(failed)["code"] == "NO_MATCH" and details(failed)["operation_index"] == 2
     assert error_of(failed)["message"].startswith("Step 2 (remove): ")
@@ -127,7 +136,8 @@ def test_17_to_21_batches_are_all_or_nothing(mem, acme):
     assert error_of(over)["code"] == "OVER_LIMIT" and "none of its steps took effect" in error_of(over)["message"]
 
 
-def test_22_tool_targets_and_actions(mem):
+def test_the_tool_answers_bad_targets_and_actions_as_results(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 22."""
     bad = mem.tool({"action": "add", "target": "profile", "content": "x"})
     assert bad.status_code == 200 and bad.json()["code"] == "INVALID_TARGET" and bad.json()["success"] is False
     assert mem.tool({"action": "add", "target": None, "content": "note"}).json()["success"] is True
@@ -136,7 +146,8 @@ def test_22_tool_targets_and_actions(mem):
     assert unknown["code"] == "UNKNOWN_ACTION" and unknown["current_entries"] == ["note"]
 
 
-def test_23_to_25_separator_and_code_points(mem):
+def test_the_separator_line_is_refused_and_chars_are_code_points(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 23-25."""
     for content in ["first\n§\nsecond", "note\n§"]:
         assert error_of(mem.add("memory", content))["code"] == "SEPARATOR_IN_CONTENT"
     mem.add("memory", "Section § 5 applies\nline two")
@@ -144,7 +155,8 @@ def test_23_to_25_separator_and_code_points(mem):
     assert mem.add("user", "🚀").json()["usage"] == "0% — 1/1,375 chars"
 
 
-def test_26_over_a_lowered_limit_only_shrinking_writes_succeed(mem, acme):
+def test_over_a_lowered_limit_only_shrinking_writes_succeed(mem, acme):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 26."""
     seed(acme, "memory", ["a" * 20, "b" * 17])
     set_volume(acme, memory_limit=30)
     assert error_of(mem.add("memory", "z"))["code"] == "OVER_LIMIT"
@@ -152,7 +164,8 @@ def test_26_over_a_lowered_limit_only_shrinking_writes_succeed(mem, acme):
     assert shrink.status_code == 200 and shrink.json()["usage"] == "100% — 38/30 chars"
 
 
-def test_49_the_retry_cap_counts_failures_per_turn(mem):
+def test_the_retry_cap_counts_failures_per_turn(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 49."""
     headers = {"X-Memoryhub-Session": "00000000-0000-0000-0000-000000000001", "X-Memoryhub-Turn": "t1"}
     from memoryhub.actors import Actor
     from tenants.memory.sessions import session_create
@@ -172,7 +185,8 @@ def test_49_the_retry_cap_counts_failures_per_turn(mem):
     assert set(no_turn) == {"CONTENT_EMPTY"}
 
 
-def test_56_tool_errors_are_200_and_rest_errors_use_status(mem):
+def test_tool_errors_are_200_and_rest_errors_use_status(mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 56."""
     via_tool = mem.tool({"action": "replace", "target": "memory", "old_text": "nope", "content": "x"})
     assert via_tool.status_code == 200 and via_tool.json()["code"] == "NO_MATCH"
     via_rest = mem.replace("memory", "nope", "x")

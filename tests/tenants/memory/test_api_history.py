@@ -5,7 +5,8 @@ from __future__ import annotations
 from tests.conftest import error_of
 
 
-def test_55_undo_restores_a_version_as_a_new_human_version(mem, reviewer_mem):
+def test_undo_restores_a_version_as_a_new_human_version(mem, reviewer_mem):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 55."""
     for text in ["one", "two", "three"]:
         mem.add("memory", text)
     response = reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 1}, format="json")

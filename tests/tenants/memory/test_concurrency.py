@@ -27,7 +27,8 @@ def _postgres_only() -> None:
         pytest.skip("the multi-process scenarios run on PostgreSQL (set DATABASE_URL to a postgres:// URL)")
 
 
-def test_50_32_concurrent_adds_from_4_processes_all_land(acme, make_key):
+def test_thirty_two_concurrent_adds_from_four_processes_all_land(acme, make_key):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 50."""
     set_volume(acme, approval="off")
     _, raw = make_key(acme, "agent")
     env = {**os.environ, "DATABASE_URL": _test_database_url(), "ALLOWED_HOSTS": "testserver"}
@@ -44,7 +45,8 @@ def test_50_32_concurrent_adds_from_4_processes_all_land(acme, make_key):
     assert sorted(MemoryVersion.objects.filter(volume=volume).values_list("number", flat=True)) == list(range(1, 33))
 
 
-def test_51_a_locked_tenant_does_not_block_another(acme, globex, make_key, client_for):
+def test_a_locked_tenant_does_not_block_another(acme, globex, make_key, client_for):
+    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 51."""
     set_volume(acme, approval="off")
     set_volume(globex, approval="off")
     b = Mem(client_for(make_key(globex, "agent")[1]))
