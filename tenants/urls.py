@@ -1,6 +1,14 @@
 from django.urls import include, path, register_converter
 
-from tenants import views, views_audit, views_kv, views_memory, views_memory_review
+from tenants import (
+    views,
+    views_audit,
+    views_kv,
+    views_members,
+    views_memory,
+    views_memory_review,
+    views_settings,
+)
 
 
 class MemoryTargetConverter:
@@ -59,4 +67,9 @@ urlpatterns = [
     path(mem + "settings/", review.memory_settings, name="memory-settings"),
     path(mem + "settings/secrets", review.memory_secret_add, name="memory-secret-add"),
     path(mem + "settings/secrets/clear", review.memory_secrets_clear, name="memory-secrets-clear"),
+    # Tenant administration: members and settings (admins only)
+    path("t/<slug:slug>/members/", views_members.members, name="members"),
+    path("t/<slug:slug>/members/<int:member_id>/role", views_members.member_role, name="member-role"),
+    path("t/<slug:slug>/members/<int:member_id>/remove", views_members.member_remove_view, name="member-remove"),
+    path("t/<slug:slug>/settings/", views_settings.tenant_settings_page, name="tenant-settings"),
 ]

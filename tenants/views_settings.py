@@ -1,0 +1,77 @@
+"""The tenant Settings page (docs/api.md "Administering a tenant in the web UI"): every field of
+`GET/PATCH /api/v1/tenant`, grouped by the section that registered it.
+
+A save goes through the API's own path: `settings_validate` checks the whole submission
+against every section before anything is written (so nothing is half-saved) and
+`settings_update` saves it in one transaction with the same `tenant.settings` audit row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_http_methods
+from rest_framework import serializers
+
+from memoryhub.actors import Actor
+from tenants import settings_form
+from tenants.models import Role, Tenant
+from tenants.tenant_settings import settings_read, settings_update, settings_validate
+from tenants.ui import tenant_view
+from tenants.views_memory import render
+
+SETTINGS_CHANGED = "tenantSettingsChanged"
+
+
+@dataclass(frozen=True)
+class Row:
+    field: settings_form.SettingField
+    text: str  # what the input shows
+    was: str  # what the page was loaded with (the hidden `was:` input)
+    error: str
+
+
+def _context(tenant: Tenant, *, texts: dict[str, str] | None = None, was: dict[str, str] | None = None,
+             errors: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    current = settings_form.texts(settings_read(tenant))
+    shown, loaded, errors = {**current, **(texts or {})}, {**current, **(was or {})}, errors or {}
+    groups = [
+        (group, [Row(f, shown.get(f.name, ""), loaded.get(f.name, ""), errors.get(f.name, "")) for f in group.fields])
+        for group in settings_form.groups()
+    ]
+    return {"groups": groups, "form_error": errors.get("", ""), "has_errors": bool(errors),
+            "was_prefix": settings_form.WAS, **extra}
+
+
+def _render(request: HttpRequest, tenant: Tenant, *, changed: bool = False, **extra: Any) -> HttpResponse:
+    events = (SETTINGS_CHANGED,) if changed else ()
+    return render(request, "tenants/settings.html", "settings-panel", _context(tenant, **extra), events=events)
+
+
+@tenant_view(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def tenant_settings_page(request: HttpRequest) -> HttpResponse:
+    """Show the settings; POST saves the fields that differ from what the page showed."""
+    tenant: Tenant = request.tenant  # type: ignore[attr-defined]
+    if request.method == "GET":
+        return _render(request, tenant)
+    submission = settings_form.read_post(request.POST)
+    keep = {"texts": submission.texts, "was": submission.was}
+    parsable = {k: v for k, v in submission.payload.items() if k not in submission.errors}
+    errors = dict(submission.errors)
+    bound: list[serializers.ModelSerializer] = []
+    try:
+        bound = settings_validate(tenant, parsable)
+    except serializers.ValidationError as exc:
+        errors.update(settings_form.field_errors(exc.detail))
+    if errors:
+        # Nothing is saved while any field is refused, as with a PATCH naming several problems.
+        return _render(request, tenant, errors=errors, **keep)
+    if not submission.payload:
+        return _render(request, tenant, notice="Nothing changed.")
+    before = settings_read(tenant)
+    after = settings_update(tenant=tenant, bound=bound, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
+    changed = before != after
+    return _render(request, tenant, changed=changed, notice="Settings saved." if changed else "Nothing changed.")
