@@ -18,9 +18,12 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
 from memoryhub.models import AuditEvent
+from tenants.actor_names import actor_names
+from tenants.audit_text import Facts, sentence
 from tenants.models import Role
 from tenants.ui import tenant_view
 
@@ -70,7 +73,8 @@ def filtered_events(tenant: object, params: Any) -> tuple[QuerySet[AuditEvent], 
     filters = AuditFilters(**{name: params.get(name, "").strip()[:200] for name in FILTER_FIELDS})
     events = AuditEvent.objects.for_tenant(tenant)
     if filters.actor:
-        events = events.filter(actor_label__icontains=filters.actor)
+        # The stored label (user:alice, key:k_…, import) or the acting key's name, as shown.
+        events = events.filter(Q(actor_label__icontains=filters.actor) | Q(actor_key__name__icontains=filters.actor))
     if filters.action:
         events = events.filter(action__startswith=filters.action)
     if filters.object_type:
@@ -85,6 +89,12 @@ def filtered_events(tenant: object, params: Any) -> tuple[QuerySet[AuditEvent], 
     if until:  # the whole end day is included
         events = events.filter(created_at__lt=_start_of(until + timedelta(days=1)))
     return events, filters
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    event: AuditEvent
+    sentence: SafeString  # escaped: built with format_html from the row's ids only
 
 
 def make_cursor(event: AuditEvent) -> str:
@@ -122,8 +132,9 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     rows = list(events.order_by("-created_at", "-public_id")[: PAGE_SIZE + 1])
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
+    facts = Facts.for_rows(tenant, actor_names(request), rows)
     context = {
-        "events": rows,
+        "events": [AuditRow(event, sentence(event, facts)) for event in rows],
         "filters": filters,
         "notice": notice,
         "paged": bool(cursor),

@@ -161,3 +161,118 @@ def test_the_page_cursor_names_no_global_row_number(client, acme, globex, carol)
     last_shown = AuditEvent.objects.filter(tenant=acme).order_by("-created_at", "-public_id")[PAGE_SIZE - 1]
     assert row == last_shown.public_id and row.startswith("ev_")
     assert row != last_shown.pk
+
+
+# --- Rows as sentences, actors by name -----------------------------------------------------------
+
+def sentences_in(html: str) -> list[str]:
+    import re
+
+    cells = re.findall(r'data-testid="audit-sentence">(.*?)</td>', html, re.S)
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in cells]
+
+
+def test_a_keys_write_reads_as_a_sentence_naming_the_key(client, acme, carol, make_key):
+    from tenants.kv.rules import canonical
+    from tenants.kv.store import agent_ensure, kv_set, limits_for
+
+    key, _ = make_key(acme, name="support-bot", agents=["support"])
+    agent, _ = agent_ensure(tenant=acme, slug="support", actor=Actor.system("tests"))
+    kv_set(agent=agent, limits=limits_for(acme), namespace="default", key="private-key-name",
+           value=canonical({"secret": "private-value"}), actor=Actor.for_key(key))
+    client.force_login(carol)
+    html = client.get(URL, {"action": "kv.set"}).content.decode()
+    assert sentences_in(html) == ["key support-bot (support) set a KV value of agent support"]
+    assert f'title="key:{key.public_id}"' in html
+    assert "private-key-name" not in html and "private-value" not in html
+
+
+def test_a_person_approving_a_pending_write_names_the_file(client, acme, bob, carol):
+    from tenants.memory.approval import pending_approve
+    from tests.tenants.ui.memory_helpers import stage
+
+    pending = stage(acme, {"action": "add", "content": "Prefers short answers"})
+    pending_approve(tenant=acme, pending_id=pending.public_id, reviewer=Actor.for_user(bob))
+    client.force_login(carol)
+    html = client.get(URL, {"action": "memory."}).content.decode()
+    sentences = sentences_in(html)
+    assert "bob approved a pending write to MEMORY.md" in sentences
+    assert "system asked to write to MEMORY.md (held for review)" in sentences
+    assert "bob changed MEMORY.md (version 1, from a chat)" in sentences
+    assert "Prefers short answers" not in html
+
+
+def test_revoking_a_key_names_the_key_and_the_person(client, acme, alice, carol, make_key):
+    from tenants.services.keys import apikey_revoke
+
+    key, _ = make_key(acme, name="old-bot", agents=["triage"])
+    apikey_revoke(key=key, actor=Actor.for_user(alice))
+    client.force_login(carol)
+    html = client.get(URL, {"action": "apikey."}).content.decode()
+    # A revoked key keeps its name; its title says it is revoked.
+    assert sentences_in(html) == ["alice revoked key old-bot (triage)", "system created key old-bot (triage)"]
+    assert f'title="key:{key.public_id} (revoked)"' in html
+
+
+def test_system_actors_read_system_with_their_label_in_the_title(client, acme, carol):
+    event(acme, "tenant.settings", actor="manage.py demo", object_type="tenant", object_id="acme")
+    client.force_login(carol)
+    html = client.get(URL).content.decode()
+    assert sentences_in(html) == ["system changed the tenant settings"]
+    assert 'title="manage.py demo"' in html
+
+
+def test_an_unknown_action_falls_back_to_readable_words(client, acme, carol):
+    event(acme, "widget.frob_all", object_type="gizmo_part", object_id="g-1")
+    client.force_login(carol)
+    assert sentences_in(client.get(URL).content.decode()) == ["system did “widget frob all” on gizmo part g-1"]
+
+
+def test_a_missing_or_foreign_key_shows_its_id_only(client, acme, globex, carol, make_key):
+    foreign, _ = make_key(globex, name="globex-secret-bot")
+    for label in (f"key:{foreign.public_id}", "key:k_zzzzzzzzzz"):
+        AuditEvent.objects.create(tenant=acme, actor_kind="key", actor_label=label, action="kv.run.create",
+                                  object_type="kv_run", object_id="r1")
+    client.force_login(carol)
+    html = client.get(URL).content.decode()
+    assert sorted(sentences_in(html)) == sorted([
+        f"key {foreign.public_id} started KV run r1", "key k_zzzzzzzzzz started KV run r1"])
+    assert "globex-secret-bot" not in html
+
+
+def test_the_actor_filter_finds_rows_by_key_name(client, acme, carol, make_key):
+    key, _ = make_key(acme, name="support-bot")
+    audit_record(tenant=acme, actor=Actor.for_key(key), action="kv.run.create", object_type="kv_run", object_id="r")
+    event(acme, "other.thing")
+    client.force_login(carol)
+    assert actions_in(client.get(URL, {"actor": "SUPPORT-bot"}).content.decode()) == ["kv.run.create"]
+
+
+def test_names_are_looked_up_per_page_not_per_row(client, acme, bob, carol, make_key):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tenants.memory.approval import pending_reject
+    from tests.tenants.ui.memory_helpers import stage
+
+    def page_queries() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as queries:
+            html = client.get(URL).content.decode()
+        return len(queries), html
+
+    def add_rows(n: int) -> None:
+        for i in range(n):
+            key, _ = make_key(acme, name=f"bot-{i}")
+            audit_record(tenant=acme, actor=Actor.for_key(key), action="kv.run.create", object_type="kv_run",
+                         object_id=f"r{i}")
+            pending = stage(acme, {"action": "add", "content": f"entry {i}"})
+            pending_reject(tenant=acme, pending_id=pending.public_id, reviewer=Actor.for_user(bob))
+
+    client.force_login(carol)
+    add_rows(1)
+    few, _ = page_queries()
+    add_rows(12)
+    many, html = page_queries()
+    assert "key bot-11 (agent) started KV run r11" in sentences_in(html)
+    assert "bob rejected a pending write to MEMORY.md" in sentences_in(html)
+    assert many == few
