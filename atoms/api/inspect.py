@@ -22,7 +22,7 @@ InspectResult = inline_serializer("AtomsInspectResult", {
     "diagnostics": serializers.DictField(),
     "usage": serializers.DictField(child=serializers.IntegerField()),
     "range": serializers.DictField(required=False),
-    "review": serializers.ChoiceField(choices=["unreviewed", "approved", "quarantined"]),
+    "review": serializers.ChoiceField(choices=["unreviewed", "approved", "quarantined", "rejected"]),
 })
 
 

@@ -1,6 +1,7 @@
 from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
 from atoms.models.index import IndexCheckpoint, IndexEntry, PolicyFeed, VectorIndexSnapshot, VectorTombstone
 from atoms.models.lexical import LexicalCorpus, LexicalPosting, LexicalTerm
+from atoms.models.review import ReviewNote
 from atoms.models.storage import (
     Atom,
     AtomStore,
@@ -30,6 +31,7 @@ __all__ = [
     "Receipt",
     "Ref",
     "ReplayRecord",
+    "ReviewNote",
     "Revision",
     "Slot",
     "Tombstone",

@@ -21,6 +21,7 @@ from atoms.core.errors import AtomsCoreError
 from atoms.core.spans import ByteRange, byte_range
 from atoms.errors import AtomError, denied, from_core, invalid
 from atoms.models import Atom, AtomStore, PurgedAtom, Revision, Slot
+from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import Budget, check_deadline, parse_budget
@@ -100,7 +101,7 @@ def parse_options(raw: Any) -> InspectOptions:
 
 
 def _readable(revision: Revision | None, read_policies: set[str]) -> bool:
-    return revision is not None and revision.policy in read_policies and revision.review_status != "quarantined"
+    return revision is not None and revision.policy in read_policies and revision.review_status not in HIDDEN_REVIEW
 
 
 def _via(slot: Slot, direction: str) -> dict[str, Any]:
@@ -189,8 +190,8 @@ def _root(principal: Principal, ref: Any, read_policies: tuple[str, ...], versio
     revision = resolve_ref(principal, ref, read_policies)
     if version == "latest" and revision.atom.head_id != revision.id:
         revision = Revision.objects.select_related("atom").get(id=revision.atom.head_id)
-    if revision.review_status == "quarantined":
-        raise denied("This atom is quarantined.", reason="quarantined", path="ref")
+    if revision.review_status in HIDDEN_REVIEW:
+        raise denied(f"This atom is {revision.review_status}.", reason=revision.review_status, path="ref")
     return revision
 
 

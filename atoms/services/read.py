@@ -27,6 +27,7 @@ from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from atoms.core.text import seed_match
 from atoms.errors import AtomError, invalid
 from atoms.models import AtomStore, Receipt, Revision
+from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import check_deadline
@@ -120,7 +121,7 @@ def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
     roots = [(found[i], activation, score) for i, activation, score in rest if i in found]
     policies = set(binding.read_policies)
     stale = [found[i] for i in stale_ids if i in found and found[i].policy in policies
-             and found[i].review_status != "quarantined"]
+             and found[i].review_status not in HIDDEN_REVIEW]
     reads = [Revision(id=p["revisionId"], atom_id=p["atomId"]) for p in pins]
     return Frozen(roots=roots, scores=scores, stale=stale, reads=reads,
                   state_seq=page["seq"], origin=origin.id, figures=page["figures"], first_page=False)

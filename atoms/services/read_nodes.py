@@ -23,6 +23,7 @@ from typing import Any
 
 from atoms.core.closure import AtomNode, BlockReason, OriginSpan, Slot
 from atoms.models import Atom, AtomStore, PurgedAtom, Revision
+from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services.refs import REF_LENGTH, issue_refs, stand_in_refs
 from atoms.services.staleness import Staleness
@@ -56,8 +57,8 @@ class NodeBuilder:
         return revision.policy in self.policies
 
     def hidden(self, revision: Revision) -> bool:
-        """Hidden by review (docs/atoms.md "Review UI"): quarantined, or not approved under require-approval."""
-        return revision.review_status == "quarantined" or (
+        """Hidden by review (docs/atoms.md "Review UI"): quarantined or rejected, or not approved under require-approval."""
+        return revision.review_status in HIDDEN_REVIEW or (
             self.require_approval and revision.review_status != "approved")
 
     def _shown(self, revision: Revision) -> bool:

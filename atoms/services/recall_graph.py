@@ -24,6 +24,7 @@ from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
 from atoms.errors import from_core, invalid
 from atoms.models import Atom, AtomStore, Revision, Slot
+from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
@@ -120,7 +121,7 @@ class Visible:
 
     def readable(self, revision: Revision) -> bool:
         """Inside the read policies and not hidden by review, head or not."""
-        return (revision.policy in self.policies and revision.review_status != "quarantined"
+        return (revision.policy in self.policies and revision.review_status not in HIDDEN_REVIEW
                 and (not self.require_approval or revision.review_status == "approved"))
 
     def __call__(self, revision: Revision) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atoms.models import Atom, Origin, PurgedAtom, Revision, Slot
+from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Principal
 from atoms.services.refs import issue_refs
 from tenants.models import Tenant
@@ -30,7 +31,7 @@ class Visibility:
 
     def readable(self, revision: Revision | None) -> bool:
         return (revision is not None and revision.policy in self.read_policies
-                and revision.review_status != "quarantined")
+                and revision.review_status not in HIDDEN_REVIEW)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Review actions on an atom (docs/atoms.md "Review UI"), for reviewers and admins: approve, edit, retire
-with a reason, and restore an earlier revision's text.
+with a reason, reject quarantined text with a reason, and restore an earlier revision's text.
 
-None of them writes by itself. Approve calls `atoms_approve`; edit, retire and restore build
+None of them writes by itself. Approve calls `atoms_approve`, reject `atoms_reject`; edit, retire and restore build
 an ordinary write batch and call `atoms_write` as the signed-in person (a human writer:
 origin `source`, contract `source-v2`, approved unless the scanner flags the new text), so
 validation, conflicts, the barrier and the engine's own audit entry are the API's. Each
@@ -25,6 +25,7 @@ from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, Origin, PurgedAtom, Revision, Slot
 from atoms.principal import Principal
 from atoms.services.refs import issue_refs
+from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_body
 from atoms.services.review import atoms_approve
 from atoms.services.write import atoms_write
 from atoms.ui.common import (
@@ -43,7 +44,6 @@ from memoryhub.digests import sha256_hex
 from tenants.models import Role
 from tenants.ui import tenant_view
 
-MAX_REASON = 500
 MOVED = "This atom changed since you loaded the page; the new revision is shown. Nothing was done."
 
 
@@ -111,19 +111,17 @@ def revise_body(person: Principal, head: Revision, text: str, *, keep_links: set
     return {"binding": {"writePolicy": head.policy}, "changes": [change]}, sum(1 for _, t in links if t is None)
 
 
-def retire_body(person: Principal, head: Revision) -> dict[str, Any]:
-    ref = issue_refs(person, [head])[head.id]
-    return {"binding": {"writePolicy": head.policy}, "changes": [{"id": "retire", "op": "retire", "target": ref}]}
-
-
 def _write(request: HttpRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
            **audit_after: Any) -> tuple[Revision, str]:
     """The write and its UI audit entry in one transaction; returns the new head and its
-    review status."""
+    review status. A retire keeps its reason readable in a review note (the audit entry
+    holds only its digest)."""
     tenant = tenant_of(request)
     with transaction.atomic():
         outcome = atoms_write(caller=person_of(request), body=body)
         new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
+        if action == "retire":
+            keep_note(new_head, kind="retire", reason=audit_after["reason"], author=person_of(request).subject)
         audit_record(tenant=tenant, actor=actor_of(request), action=f"atoms.ui.{action}", object_type="atom",
                      object_id=atom.id, before={"revision": head.id, "textDigest": sha256_hex(head.body)},
                      after={"revision": new_head.id, "operation": outcome["operationId"],
@@ -165,6 +163,8 @@ def atom_approve(request: HttpRequest, atom_id: str) -> HttpResponse:
             atom = Atom.objects.select_related("head").get(pk=atom.pk)
             _loaded_head(request, atom)
             before = atom.head.review_status  # type: ignore[union-attr]
+            if before == "rejected":
+                raise FormError("This atom was rejected; restore its text to have it reviewed again.")
             atoms_approve(tenant=tenant_of(request), atom_id=atom.id, actor=actor_of(request))
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
@@ -232,12 +232,12 @@ def atom_retire(request: HttpRequest, atom_id: str) -> HttpResponse:
     reason = request.POST.get("reason", "").strip()
     try:
         head = _loaded_head(request, atom)
-        if not reason:
-            raise FormError("Say why the atom is retired.")
-        if len(reason) > MAX_REASON:
-            raise FormError(f"Keep the reason under {MAX_REASON} characters.")
+        _check_reason(reason, "Say why the atom is retired.")
         if head.state == "retired":
             raise FormError("The atom is already retired.")
+        if head.review_status == "quarantined":
+            # A retired head keeps its review status: retiring would leave it in the queue.
+            raise FormError("Quarantined text is rejected, not retired: use Reject.")
         _write(request, atom, head, retire_body(person_of(request), head), "retire", reason=reason)
     except FormError as exc:
         return _answer(request, atom, error=str(exc), reason=reason, retire_open=True)
@@ -269,3 +269,38 @@ def atom_restore(request: HttpRequest, atom_id: str) -> HttpResponse:
         return _answer(request, atom, error=error_text(error))
     note = f" {dropped} link{'s' if dropped != 1 else ''} to purged atoms could not be kept." if dropped else ""
     return _answer(request, atom, done=f"Restored the text as a new revision.{note}{_review_note(status)}")
+
+
+def _check_reason(reason: str, missing: str) -> None:
+    if not reason:
+        raise FormError(missing)
+    if len(reason) > MAX_REASON:
+        raise FormError(f"Keep the reason under {MAX_REASON} characters.")
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def atom_reject(request: HttpRequest, atom_id: str) -> HttpResponse:
+    """Reject quarantined text with a reason: the atom is retired and its head marked
+    rejected, so it leaves the queue and stays hidden from API keys (`atoms_reject`)."""
+    closed, atom = _closed_or_atom(request, atom_id)
+    if closed is not None or atom is None:
+        return closed  # type: ignore[return-value]
+    reason = request.POST.get("reason", "").strip()
+    try:
+        with transaction.atomic():
+            head = _loaded_head(request, atom)
+            _check_reason(reason, "Say why the text is rejected.")
+            if head.review_status != "quarantined":
+                raise FormError("Only quarantined text can be rejected; retire the atom instead.")
+            rejected = atoms_reject(person=person_of(request), atom_id=atom.id, head_id=head.id, reason=reason,
+                                    actor=actor_of(request))
+            audit_record(tenant=tenant_of(request), actor=actor_of(request), action="atoms.ui.reject",
+                         object_type="atom", object_id=atom.id,
+                         before={"revision": head.id, "textDigest": sha256_hex(head.body)},
+                         after={"revision": rejected.id, "textDigest": sha256_hex(rejected.body), "reason": reason})
+    except FormError as exc:
+        return _answer(request, atom, error=str(exc), reason=reason, reject_open=True)
+    except AtomError as error:
+        return _answer(request, atom, error=error_text(error), reason=reason, reject_open=True)
+    return _answer(request, atom, done=f"Rejected and retired. Reason: {reason}")

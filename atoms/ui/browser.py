@@ -42,7 +42,7 @@ from tenants.ui import tenant_view
 PAGE_SIZE = 25
 CURSOR_SALT = "memoryhub.atoms.ui.browse"
 # Search ranks active, visible heads only (docs/atoms.md "Recall"); these filters can only be met by listing.
-SEARCH_CANNOT = {"state": "retired", "review": "quarantined"}
+SEARCH_CANNOT = {"state": ("retired",), "review": ("quarantined", "rejected")}
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def _browse_context(request: HttpRequest) -> dict[str, Any]:
                                "first_url": base + query_string(filters.params()), "searching": bool(filters.q),
                                "search_cannot": "", "stale_rows": [], "page_error": "", "filtered_out": 0}
     if filters.q:
-        blocked = [value for name, value in SEARCH_CANNOT.items() if getattr(filters, name) == value]
+        blocked = [getattr(filters, name) for name, values in SEARCH_CANNOT.items() if getattr(filters, name) in values]
         if blocked:
             context.update(rows=[], next_url="", search_cannot=blocked[0])
             return context

@@ -18,7 +18,7 @@ from tenants.models import Role, Tenant
 from tenants.views_memory import render as render_page  # noqa: F401 - the Atom views render through it
 
 ATOMS_CHANGED = "atomsChanged"
-REVIEW_STATUSES = ("approved", "unreviewed", "quarantined")
+REVIEW_STATUSES = ("approved", "unreviewed", "quarantined", "rejected")
 STATES = ("active", "retired")
 ORIGINS = ("source", "extraction", "organization", "derived", "hypothesis")
 

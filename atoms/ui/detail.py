@@ -4,27 +4,32 @@ status, and the neighbourhood drawn as server-side SVG.
 
 htmx requests get a partial: `diff-panel` when the diff form asks (its target), otherwise
 the whole `atom-panel`, which is also what the review actions answer with.
+
+A purged atom's address answers 410 Gone with the purge's date and erasure receipt id
+(docs/atoms.md "Review UI"): the atom is known to have existed and to be gone for good.
+Another tenant's atom, purged or not, stays a plain 404.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from atoms.models import Atom
+from atoms.models import Atom, ErasureReceipt, PurgedAtom, ReviewNote
 from atoms.ui import diff as diffing
-from atoms.ui.common import atom_or_404, barrier_response, can_act, render_page, tenant_of
+from atoms.ui.common import barrier_response, can_act, from_ms, render_page, tenant_of
 from atoms.ui.graph import render_svg
 from atoms.ui.reading import AtomDetail, HistoryRow, detail_of, neighbourhood
-from tenants.models import Role
+from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
 
 DETAIL = "atoms/detail.html"
+PURGED = "atoms/purged.html"
 
 
 def atom_url(slug: str, atom_id: str) -> str:
@@ -70,6 +75,9 @@ def detail_context(request: HttpRequest, atom: Atom, **extra: Any) -> dict[str, 
     detail = detail_of(tenant, atom)
     context: dict[str, Any] = {
         "detail": detail, "atom": atom, "head": detail.head, "can_act": can_act(request),
+        "can_purge": request.membership.has_role(Role.ADMIN),  # type: ignore[attr-defined]
+        # The reason of the retire or reject that made the head (docs/atoms.md "Review UI").
+        "review_note": ReviewNote.objects.filter(tenant=tenant, revision=detail.head).first(),
         "history_newest_first": list(reversed(detail.history)),
         **diff_context(detail, request.GET.get("a"), request.GET.get("b")),
         **graph_context(detail, tenant.slug),
@@ -83,12 +91,30 @@ def render_detail(request: HttpRequest, atom: Atom, *, events: tuple[str, ...] =
     return render_page(request, DETAIL, "atom-panel", detail_context(request, atom, **extra), events=events)
 
 
+def purged_context(tenant: Tenant, atom_id: str) -> dict[str, Any] | None:
+    """When and by which erasure the tenant's atom was purged; None if it never was."""
+    purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
+    if purged is None:
+        return None
+    row = ErasureReceipt.objects.filter(tenant=tenant, id=purged.erasure_id).first()
+    completed = (row.receipt or {}).get("completedAt") if row else None
+    return {"atom_id": atom_id, "receipt_id": purged.erasure_id,
+            "purged_at": from_ms(completed) if completed else (row.created_at if row else None)}
+
+
 @tenant_view(Role.VIEWER)
 @require_GET
 def atom_detail(request: HttpRequest, atom_id: str) -> HttpResponse:
     closed = barrier_response(request)
     if closed is not None:
         return closed
-    atom = atom_or_404(request, atom_id)
+    tenant = tenant_of(request)
+    atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
+    if atom is None or atom.head is None:
+        gone = purged_context(tenant, atom_id)
+        if gone is None:
+            raise Http404("No such atom.")
+        gone["can_purge"] = request.membership.has_role(Role.ADMIN)  # type: ignore[attr-defined]
+        return TemplateResponse(request, PURGED, gone, status=410)
     partial = "diff-panel" if request.htmx.target == "diff-panel" else "atom-panel"  # type: ignore[attr-defined]
     return render_page(request, DETAIL, partial, detail_context(request, atom))

@@ -18,9 +18,10 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
 from atoms.errors import AtomError
+from atoms.models import Ref
 from atoms.principal import Principal
 from atoms.services.read import atoms_read
-from tenants.models import Role
+from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
 
 READ_EVENT = "atomsRead"
@@ -63,11 +64,19 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
-def result_context(body: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def _with_atom_ids(tenant: Tenant, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item with the atom its ref names (`atom_id`), so the table links to the atom
+    pages. The refs were just issued to the person; the look-up stays inside the tenant."""
+    owners = dict(Ref.objects.filter(tenant=tenant, id__in=[i.get("ref") for i in items])
+                  .values_list("id", "atom_id"))
+    return [{**item, "atom_id": owners.get(item.get("ref"), "")} for item in items]
+
+
+def result_context(tenant: Tenant, body: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     diagnostics = result.get("diagnostics", {})
     return {
         "result": result,
-        "items": result.get("items", []),
+        "items": _with_atom_ids(tenant, result.get("items", [])),
         "blocked": diagnostics.get("validation", {}).get("blocked", 0),
         "diagnostics_json": pretty(diagnostics),
         "usage_json": pretty(result.get("usage", {})),
@@ -92,7 +101,7 @@ def playground(request: HttpRequest) -> HttpResponse:
                 context["error"] = {"code": exc.code, "message": exc.message, "details": pretty(exc.details)}
                 context["request_json"] = pretty(body)
             else:
-                context.update(result_context(body, result))
+                context.update(result_context(request.tenant, body, result))  # type: ignore[attr-defined]
                 ran = True
     else:
         form = PlaygroundForm()

@@ -29,5 +29,6 @@ urlpatterns = [
     path(one + "approve", actions.atom_approve, name="atom-approve"),
     path(one + "edit", actions.atom_edit, name="atom-edit"),
     path(one + "retire", actions.atom_retire, name="atom-retire"),
+    path(one + "reject", actions.atom_reject, name="atom-reject"),
     path(one + "restore", actions.atom_restore, name="atom-restore"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from atoms.models import AtomStore
+from atoms.models import AtomStore, ErasureReceipt
 from atoms.ui.graph import MAX_PER_SIDE
 from tests.atoms.ui.review_helpers import FLAGGED, HX, agent_write, page, purge, retire, revise, write
 
@@ -153,11 +153,33 @@ def test_another_tenants_atom_or_an_unknown_one_is_not_found(carol, client, acme
     assert client.get(url(theirs, "globex")).status_code == 404  # carol is not a member of globex
 
 
-def test_a_purged_atom_is_not_found(carol, client, acme):
+def test_a_purged_atom_is_gone_with_its_purge_date_and_receipt(carol, client, acme):
     gone = write(acme, "to purge")
     purge(acme, gone)
+    receipt = ErasureReceipt.objects.get(tenant=acme)
+    client.force_login(carol)
+    response = client.get(url(gone))
+    assert response.status_code == 410
+    html = response.content.decode()
+    assert f'data-testid="purged-receipt">{receipt.id}</code>' in html and "Purged on " in html
+    assert "to purge" not in html
+    assert 'data-testid="receipt-link"' not in html  # the receipt page is for admins
+
+
+def test_an_admin_gets_a_link_to_the_receipt_of_a_purged_atom(alice, client, acme):
+    gone = write(acme, "to purge")
+    purge(acme, gone)
+    client.force_login(alice)
+    html = client.get(url(gone)).content.decode()
+    assert f'href="/t/acme/atoms/{gone}/purge/progress" data-testid="receipt-link"' in html
+
+
+def test_another_tenants_purged_atom_is_not_found(carol, client, acme, globex):
+    gone = write(globex, "to purge")
+    purge(globex, gone)
     client.force_login(carol)
     assert client.get(url(gone)).status_code == 404
+    assert client.get(url("atom:00000000-0000-4000-8000-000000000000")).status_code == 404
 
 
 def test_the_page_closes_while_a_purge_is_pending(carol, client, acme):
@@ -174,6 +196,7 @@ def test_a_crowded_neighbourhood_draws_the_first_links_and_counts_the_rest(carol
     response = client.get(url(hub))
     assert response.context_data["graph_hidden"] == 2
     svg = re.search(r"<svg.*?</svg>", response.content.decode(), re.DOTALL).group(0)
-    assert svg.count("<a href=") == MAX_PER_SIDE
+    assert svg.count('<a href="/t/acme/atoms/') == MAX_PER_SIDE
+    assert '<a href="#out-h" class="node more"' in svg and ">+2 more</text>" in svg  # to the links-out table
     assert "2 more neighbours in the tables below" in response.content.decode()
     assert len(response.context_data["detail"].links_out) == MAX_PER_SIDE + 2

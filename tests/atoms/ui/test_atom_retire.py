@@ -51,16 +51,24 @@ def test_an_already_retired_atom_is_not_retired_again(bob, client, acme):
     assert head_of(note).producer.startswith("key:")
 
 
-def test_retiring_from_the_quarantine_queue_answers_with_the_queue(bob, client, acme):
+def test_quarantined_text_is_rejected_not_retired(bob, client, acme):
     flagged = write(acme, FLAGGED)
     client.force_login(bob)
-    missing = retire_post(client, flagged, "", **{"from": "quarantine"})
-    html = missing.content.decode()
-    assert html.lstrip().startswith('<div id="quarantine-panel">') and "Say why" in html
-    assert "<details class=\"inline\" open>" in html
     response = retire_post(client, flagged, "prompt injection", **{"from": "quarantine"})
-    assert response["HX-Trigger"] == "atomsChanged"
-    assert head_of(flagged).state == "retired" and head_of(flagged).review_status == "quarantined"
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="quarantine-panel">') and "use Reject" in html
+    assert "HX-Trigger" not in response
+    assert head_of(flagged).state == "active" and head_of(flagged).review_status == "quarantined"
+
+
+def test_the_reason_is_shown_on_the_atom_page_afterwards(bob, carol, client, acme):
+    note = write(acme, "Alice takes her coffee black.")
+    client.force_login(bob)
+    retire_post(client, note, "she switched to <tea>")
+    client.force_login(carol)
+    html = client.get(page(rest=f"{note}/")).content.decode()
+    assert 'data-testid="review-note"' in html and "Retired</strong>" in html and "user:bob" in html
+    assert "she switched to &lt;tea&gt;" in html
 
 
 def test_a_viewer_may_not_retire(carol, client, acme):

@@ -1,5 +1,5 @@
 """The quarantine queue: flagged heads oldest first with the scanner's findings, approve or
-retire for reviewers; the nav badge counts them and refreshes on `atomsChanged`."""
+reject for reviewers; the nav badge counts them and refreshes on `atomsChanged`."""
 
 from __future__ import annotations
 
@@ -26,14 +26,15 @@ def test_a_viewer_sees_the_queue_oldest_first_with_the_findings(carol, client, a
     assert '<code class="pattern" data-testid="pattern">prompt_injection</code> <span class="muted">(the hit that quarantined it)</span>' in html
     assert "IGNORE your prior instructions</span>" in html
     assert "ordinary note" not in html
-    assert "/approve" not in html and "/retire" not in html  # viewers only look
+    assert "/approve" not in html and "/reject" not in html  # viewers only look
 
 
-def test_a_reviewer_gets_approve_and_retire_forms(bob, client, acme):
+def test_a_reviewer_gets_approve_and_reject_forms(bob, client, acme):
     flagged = write(acme, FLAGGED)
     client.force_login(bob)
     html = client.get(QUEUE).content.decode()
-    assert f'action="/t/acme/atoms/{flagged}/approve"' in html and f'action="/t/acme/atoms/{flagged}/retire"' in html
+    assert f'action="/t/acme/atoms/{flagged}/approve"' in html and f'action="/t/acme/atoms/{flagged}/reject"' in html
+    assert "/retire" not in html  # a retire would leave the text in quarantine
     assert f'name="head" value="{head_of(flagged).id}"' in html and 'name="from" value="quarantine"' in html
 
 
