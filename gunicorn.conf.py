@@ -30,17 +30,17 @@ limit_request_field_size = _limit("MEMORYHUB_LIMIT_REQUEST_FIELD_SIZE", 8190)
 
 def post_worker_init(worker: Any) -> None:
     """Load the embedding model in each worker after the fork and before it accepts a
-    request, so that no request pays for it (atoms-recall.md §5). The load runs on a thread
+    request, so that no request pays for it (docs/atoms.md "Read path costs"). The load runs on a thread
     while this one keeps telling the master that the worker is alive: gunicorn's --timeout
     counts from the fork, and several workers loading at once on a small machine can take
     longer than that. A failed load is logged and reported by /healthz; the worker then
     serves with lexical recall."""
-    from atoms.embedding import warm_up_in_background
+    from memoryhub import process_start
 
-    thread = warm_up_in_background()
-    while thread is not None and thread.is_alive():
-        worker.notify()
-        thread.join(1.0)
+    for thread in process_start.load_in_background():
+        while thread.is_alive():
+            worker.notify()
+            thread.join(1.0)
 
 
 # The access log (off unless --access-logfile is given) shows routes instead of paths, and

@@ -34,8 +34,15 @@ logger = logging.getLogger("atoms.embedding")
 
 MINILM_ID: Final = "sentence-transformers/all-MiniLM-L6-v2"
 _UNSET = object()
-# Set by the Celery worker at start (atoms/tasks_index.py): a worker may use more torch threads.
+# Set when a Celery worker starts (memoryhub/celery.py, through enter_worker): a worker may
+# use more torch threads.
 IN_WORKER = False
+
+
+def enter_worker() -> None:
+    """This process runs tasks: encoding uses ATOMS_WORKER_TORCH_THREADS."""
+    global IN_WORKER
+    IN_WORKER = True
 
 
 class ProviderUnavailable(Exception):

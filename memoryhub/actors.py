@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from tenants.models import ApiKey
+
+class KeyLike(Protocol):
+    """What an actor needs of an API key (tenants.models.ApiKey); a protocol, because the
+    plumbing sits below the tenants app (docs/architecture.md "Layers")."""
+
+    pk: int
+    public_id: str
+    kind: str
+    created_by_id: int | None
+
+    @property
+    def created_by(self) -> AbstractBaseUser: ...
 
 ActorKind = Literal["key", "user", "system"]
 
@@ -23,7 +34,7 @@ class Actor:
     on_behalf_of: str | None = None
 
     @classmethod
-    def for_key(cls, key: ApiKey) -> Actor:
+    def for_key(cls, key: KeyLike) -> Actor:
         holder = key.created_by.get_username() if key.kind == "reviewer" and key.created_by_id else None
         return cls(kind="key", label=f"key:{key.public_id}", key_id=key.pk, on_behalf_of=holder)
 

@@ -14,6 +14,6 @@ install_on_servers()
 
 # Not under gunicorn, whose post_worker_init hook (gunicorn.conf.py) loads it after the fork.
 if not os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn/"):
-    from atoms.embedding import warm_up_in_background
+    from memoryhub import process_start
 
-    warm_up_in_background()
+    process_start.load_in_background()

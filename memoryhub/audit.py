@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from django.db.models import Model
 
 from memoryhub.actors import Actor
 from memoryhub.digests import digest_of
 from memoryhub.models import AuditEvent
 
-if TYPE_CHECKING:
-    from tenants.models import Tenant
-
 
 def audit_record(
     *,
-    tenant: Tenant,
+    tenant: Model,  # a tenants.Tenant; the plumbing does not import the app above it
     actor: Actor,
     action: str,
     object_type: str,

@@ -43,11 +43,11 @@ def _load_encoder_in_worker(sender: Any = None, **_: Any) -> None:
     (docs/atoms.md "Read path costs"): here for the solo and thread pools; in each child for prefork,
     since torch does not survive a fork (see below). Encoding uses the worker's torch
     thread count (ATOMS_WORKER_TORCH_THREADS)."""
-    from atoms import embedding
+    from memoryhub import process_start
 
-    embedding.IN_WORKER = True
+    process_start.enter_worker()
     if sender is not None and not _pool_forks(sender.pool_cls):
-        embedding.warm_up()
+        process_start.load_now()
 
 
 @worker_process_init.connect
@@ -55,7 +55,7 @@ def _load_encoder_in_pool_child(**_: Any) -> None:
     """A prefork child loads after its fork, on a thread: the parent kills a child that has
     not reported for duty within worker_proc_alive_timeout (4 s), less than a load may take.
     A task that arrives meanwhile waits for that load rather than starting another."""
-    from atoms import embedding
+    from memoryhub import process_start
 
-    embedding.IN_WORKER = True
-    embedding.warm_up_in_background()
+    process_start.enter_worker()
+    process_start.load_in_background()

@@ -30,15 +30,28 @@ logger = logging.getLogger("memoryhub.outbox")
 SWEEP_BATCH = 500
 
 
-def enqueue_on_commit(task: Task, /, *args: Any, **kwargs: Any) -> None:
+def task_named(name: str) -> Task:
+    """The registered task called `name`. Services enqueue tasks by name so that a service
+    module never imports the tasks module that imports it back (docs/architecture.md
+    "Layers"); a process that has not imported the apps' `tasks` modules yet (a web
+    process) imports them here, as a worker does at its start."""
+    task = celery_app.tasks.get(name)
+    if task is None:
+        celery_app.loader.import_default_modules()
+        task = celery_app.tasks[name]
+    return task
+
+
+def enqueue_on_commit(task: Task | str, /, *args: Any, **kwargs: Any) -> None:
     """Send `task(*args, **kwargs)` after the current transaction commits (at once outside one).
+    `task` is a task or its registered name.
 
     Arguments must be JSON-able (ids, not objects). Never raises into the caller: a broker
     failure becomes an outbox row, and anything else is logged by Django's robust hook.
     """
 
     def send() -> None:
-        enqueue_now(task, *args, **kwargs)
+        enqueue_now(task_named(task) if isinstance(task, str) else task, *args, **kwargs)
 
     transaction.on_commit(send, robust=True)
 

@@ -1,5 +1,5 @@
-"""GET /healthz: database, Redis, worker heartbeat, the task outbox and this process's
-embedding encoder; 503 when a configured part is down."""
+"""GET /healthz: database, Redis, worker heartbeat, the task outbox and what this process
+loads at its start (the embedding encoder); 503 when a configured part is down."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from memoryhub import process_start
 from memoryhub.celery import app as celery_app
 from memoryhub.models import OutboxTask, WorkerHeartbeat
 
@@ -76,30 +77,23 @@ def check_outbox() -> dict[str, Any]:
     return {"status": status, "pending": pending, "oldest_age_seconds": round(age, 1)}
 
 
-def check_encoder() -> dict[str, Any]:
-    """The default embedding provider in the process that answers: loaded at its start
-    (atoms.embedding.warm_up). Only reads state: a probe never loads a model."""
-    from atoms.embedding import encoder_status
-
-    try:
-        return encoder_status()
-    except Exception as exc:  # noqa: BLE001 - e.g. a provider spec that is not a dict
-        return {"status": "failed", "configured": True, "loaded": False, "error": type(exc).__name__}
-
-
 def health_report() -> tuple[int, dict[str, Any]]:
     checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker(),
-              "outbox": check_outbox(), "encoder": check_encoder()}
+              "outbox": check_outbox()}
+    # What this process loads at its start (the embedding encoder, registered by atoms):
+    # only reads state, a probe never loads a model.
+    preloads = process_start.statuses()
     if checks["database"]["status"] != "ok":
         overall = "down"
-    elif any(c["status"] in {"down", "unknown", "stale", "failed"} for name, c in checks.items() if name != "encoder"):
+    elif any(c["status"] in {"down", "unknown", "stale", "failed"} for c in checks.values()):
         overall = "degraded"
-    elif checks["encoder"]["status"] == "failed":
+    elif any(c["status"] == "failed" for c in preloads.values()):
         # The node still serves everything, recall lexically: a load balancer must keep it
         # (docs/operations.md "/healthz"); the body says what is wrong.
         overall = "warning"
     else:
         overall = "ok"
+    checks.update(preloads)
     return (200 if overall in {"ok", "warning"} else 503), {"status": overall, "checks": checks}
 
 

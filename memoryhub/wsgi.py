@@ -17,9 +17,9 @@ def _load_encoder() -> None:
     encoder meanwhile waits for that load rather than starting another."""
     if os.environ.get("SERVER_SOFTWARE", "").startswith("gunicorn/"):
         return
-    from atoms.embedding import warm_up_in_background
+    from memoryhub import process_start
 
-    warm_up_in_background()
+    process_start.load_in_background()
 
 
 _load_encoder()

@@ -24,6 +24,7 @@ from django.db import connection
 from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
 from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.services.hits import Hits
 from tenants.models import Tenant
 
 # Signal texts that query the channels (every text still counts in m).
@@ -110,14 +111,6 @@ def _visible_sql(require_approval: bool) -> str:
     if require_approval:
         sql += " AND r.review_status = 'approved'"
     return sql
-
-
-@dataclass(frozen=True)
-class Hits:
-    pairs: list[tuple[str, str]]  # (atomId, revisionId), best first
-    full: bool  # the channel returned its whole limit: more may have matched
-    skipped: bool = False  # a term was left out of the lookup
-    approximate: bool = False
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],

@@ -218,18 +218,16 @@ def queue_indexing(store: AtomStore, policies: Iterable[str]) -> None:
 
     if not has_provider(store) or app.conf.task_always_eager:
         return
-    from atoms.tasks_index import index_update
     from memoryhub.enqueue import enqueue_on_commit
 
     for policy in sorted(set(policies)):
-        enqueue_on_commit(index_update, store.tenant_id, policy)
+        enqueue_on_commit("atoms.index_update", store.tenant_id, policy)
 
 
 def rebuild_vectors_on_commit(tenant: Tenant) -> None:
     """After a purge: rebuild every vector file of the tenant from the entries left, so the
     erased vectors do not survive in them."""
-    from atoms.tasks_index import refresh_vectors
     from memoryhub.enqueue import enqueue_on_commit
 
     for config in sorted(set(VectorIndexSnapshot.objects.filter(tenant=tenant).values_list("config", flat=True))):
-        enqueue_on_commit(refresh_vectors, tenant.pk, config, True)
+        enqueue_on_commit("atoms.refresh_vectors", tenant.pk, config, True)

@@ -21,7 +21,7 @@ from django.db import connection
 from atoms.core.canonical import sha256_hex
 from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
 from atoms.models import Atom, AtomStore, IndexEntry, Revision
-from atoms.services.candidates import Hits
+from atoms.services.hits import Hits
 from atoms.services.indexing import valid_vectors
 from atoms.text_signals import signal_texts
 from tenants.models import Tenant

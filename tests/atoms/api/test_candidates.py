@@ -13,7 +13,8 @@ import pytest
 from atoms.core.bm25 import Statistics
 from atoms.models import Revision
 from atoms.services import candidates as provider
-from atoms.services.candidates import Hits, channel_texts, two_channel_candidates, union
+from atoms.services.candidates import channel_texts, two_channel_candidates, union
+from atoms.services.hits import Hits
 from tests.atoms.api.helpers import AtomsClient, create
 
 

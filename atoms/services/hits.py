@@ -1,0 +1,14 @@
+"""What a candidate channel returns (docs/atoms.md "Candidates"): its own module because both
+channels produce it, and the lexical channel's module calls the semantic one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hits:
+    pairs: list[tuple[str, str]]  # (atomId, revisionId), best first
+    full: bool  # the channel returned its whole limit: more may have matched
+    skipped: bool = False  # a term was left out of the lookup
+    approximate: bool = False
