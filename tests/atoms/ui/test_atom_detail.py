@@ -200,3 +200,22 @@ def test_a_crowded_neighbourhood_draws_the_first_links_and_counts_the_rest(carol
     assert '<a href="#out-h" class="node more"' in svg and ">+2 more</text>" in svg  # to the links-out table
     assert "2 more neighbours in the tables below" in response.content.decode()
     assert len(response.context_data["detail"].links_out) == MAX_PER_SIDE + 2
+
+
+def test_a_single_revision_atom_offers_no_compare(carol, client, acme):
+    once = write(acme, "written once")
+    client.force_login(carol)
+    html = client.get(url(once)).content.decode()
+    assert 'data-testid="diff-single"' in html and 'name="a"' not in html
+    revise(acme, once, "written twice")
+    html = client.get(url(once)).content.decode()
+    assert 'data-testid="diff-single"' not in html and 'name="a"' in html
+
+
+def test_only_admins_get_the_purge_link(alice, bob, client, acme):
+    note = write(acme, "x")
+    link = f'href="/t/acme/atoms/{note}/purge" data-testid="purge-link"'
+    client.force_login(alice)
+    assert link in client.get(url(note)).content.decode()
+    client.force_login(bob)
+    assert 'data-testid="purge-link"' not in client.get(url(note)).content.decode()

@@ -61,6 +61,13 @@ def test_it_shows_exactly_what_read_returns_for_the_person(client, acme, carol):
     assert Receipt.objects.filter(tenant=acme, principal="user:carol", kind="read").exists()
 
 
+def test_each_item_links_to_its_atom_page(client, acme, carol):
+    atom_id, _ = write(acme, COFFEE)
+    client.force_login(carol)
+    content = run(client, query="coffee").content.decode()
+    assert f'<a href="/t/acme/atoms/{atom_id}/" data-testid="item-link">{html.escape(COFFEE)}</a>' in content
+
+
 def test_running_it_records_no_use(client, acme, alice):
     write(acme, COFFEE)
     client.force_login(alice)

@@ -191,3 +191,11 @@ def test_progress_of_an_atom_without_a_purge_says_so(client, acme, alice, pair):
     client.force_login(alice)
     page = client.get(purge_url(source, "/progress")).content.decode()
     assert 'data-state="none"' in page and 'data-testid="purge-none"' in page
+
+
+def test_the_purge_page_has_a_breadcrumb_back_to_the_atom(client, acme, alice, pair):
+    source, _ = pair
+    client.force_login(alice)
+    html = client.get(purge_url(source)).content.decode()
+    crumbs = html[html.index('data-testid="breadcrumb"'):html.index("</nav>", html.index('data-testid="breadcrumb"'))]
+    assert 'href="/t/acme/atoms/"' in crumbs and f'href="/t/acme/atoms/{source}/"' in crumbs and "\u203a Purge" in crumbs
