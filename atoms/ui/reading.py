@@ -202,8 +202,10 @@ def neighbourhood(detail: AtomDetail, url_for: Callable[[str], str]) -> Graph:
             incoming[key] = Node(key=key, label=short(link.linker.body, 40), status=status, href=url_for(key),
                                  title=f"{short(link.linker.body, 120)} ({status})")
         add_edge(key, center_key, link.slot.role, link.slot.required)
-    neighbours = ({k for k in (link.slot.target_atom_id if link.target is not None else
-                               f"unavailable:{link.slot.target_atom_id}" for link in detail.links_out)}
-                  | {link.linker.atom_id for link in detail.links_in}) - {center_key}
+    out_keys = {link.slot.target_atom_id if link.target is not None else f"unavailable:{link.slot.target_atom_id}"
+                for link in detail.links_out} - {center_key}
+    in_keys = {link.linker.atom_id for link in detail.links_in} - {center_key} - out_keys
+    shown = outgoing.keys() | incoming.keys()
+    # Each side's "+N more" counts the neighbours left out of it (an atom linked both ways counts as out).
     return Graph(center=center, outgoing=list(outgoing.values()), incoming=list(incoming.values()),
-                 edges=list(edges.values()), hidden=len(neighbours) - len(outgoing) - len(incoming))
+                 edges=list(edges.values()), hidden_out=len(out_keys - shown), hidden_in=len(in_keys - shown))
