@@ -165,3 +165,15 @@ def test_another_tenants_atom_is_not_found(bob, client, acme, globex):
     client.force_login(bob)
     assert reject_post(client, theirs, "no").status_code == 404
     assert head_of(theirs).review_status == "quarantined"
+
+
+def test_restoring_a_rejected_atoms_text_puts_it_back_in_quarantine(bob, client, acme):
+    flagged = write(acme, FLAGGED)
+    first = head_of(flagged)
+    client.force_login(bob)
+    reject_post(client, flagged, "no")
+    response = client.post(page(rest=f"{flagged}/restore"), {"head": head_of(flagged).id, "revision": first.id},
+                           headers=HX)
+    assert "it stays in quarantine" in response.content.decode()
+    head = head_of(flagged)
+    assert (head.state, head.review_status) == ("active", "quarantined") and quarantine_count(acme) == 1
