@@ -14,6 +14,10 @@ class AtomsConfig(AppConfig):
         from memoryhub import process_start
 
         settings_section.register()
+        # Its dashboard panels: tenants offers the registry and never imports atoms.
+        from atoms import dashboard
+
+        dashboard.register()
         # The embedding model loads at process start (docs/atoms.md "Read path costs").
         process_start.register(process_start.Preload(
             name="encoder", load=embedding.warm_up, load_in_background=embedding.warm_up_in_background,

@@ -12,3 +12,7 @@ class TenantsConfig(AppConfig):
 
         kv_settings.register()
         memory_settings.register()
+        # The stores' parts of the tenant dashboard (tenants/dashboard.py).
+        from tenants import dashboard_stores
+
+        dashboard_stores.register()

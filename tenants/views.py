@@ -28,31 +28,29 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard", slug=remembered if remembered in slugs else slugs[0])
 
 
-DASHBOARD_PANELS = ("health", "index")
-
-
 @tenant_view(Role.VIEWER)
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """The tenant at a glance. htmx polls two panels: `?panel=health` (the default for an
-    htmx request, every 30 s) and `?panel=index` (Atom index progress, every 5 s)."""
+    """The tenant at a glance: the tenant's own figures plus what each store registered
+    (tenants/dashboard.py). htmx polls single cards: `?panel=health` (the default for an
+    htmx request, every 30 s) or a registered card's name (the Atom index, every 5 s)."""
     tenant = request.tenant  # type: ignore[attr-defined]
     htmx = request.htmx  # type: ignore[attr-defined]
-    panel = request.GET.get("panel", "health")
-    if htmx and not htmx.history_restore_request and panel in DASHBOARD_PANELS:
-        context = _health_context() if panel == "health" else {"index": dashboard_data.index_panel(tenant)}
-        return TemplateResponse(request, f"tenants/dashboard.html#{panel}", context)
-    store = dashboard_data.atom_store(tenant)
+    if htmx and not htmx.history_restore_request:
+        name = request.GET.get("panel", "health")
+        if name == "health":
+            return TemplateResponse(request, "tenants/dashboard.html#health", _health_context())
+        if (card := dashboard_data.card(tenant, name)) is not None:
+            return TemplateResponse(request, card.template, {"data": card.data})
     context = {
         **_health_context(),
         "member_count": tenant.memberships.count(),
         "active_key_count": ApiKey.objects.for_tenant(tenant).active().count(),
         "recent_events": AuditEvent.objects.for_tenant(tenant)[:10],
-        "stores": dashboard_data.memory_usage(tenant),
-        "approvals": dashboard_data.approvals(tenant, store),
-        "quarantined": dashboard_data.quarantined(tenant),
-        "atoms": dashboard_data.atom_summary(tenant, store),
-        "index": dashboard_data.index_panel(tenant),
+        "notices": dashboard_data.notices(tenant),
+        "queues": dashboard_data.queues(tenant),
+        "cards": dashboard_data.cards(tenant),
+        "today": dashboard_data.today(tenant),
     }
     return TemplateResponse(request, "tenants/dashboard.html", context)
 

@@ -1,5 +1,6 @@
 """Memory-file review pages (docs/memory-files.md "How it works"): the pending queue, threat
-findings, drift between the database and the files on disk, and the admin settings.
+findings and the admin settings (drift between the database and the files on disk is in
+tenants.views_memory_drift).
 
 Everything acts through the services (tenants.memory.approval, .service, .files, .secrets,
 tenants.tenant_settings) with the signed-in person as actor. Pending items and findings are
@@ -22,9 +23,7 @@ from rest_framework import serializers
 from memoryhub import threats
 from tenants.memory import rules
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
-from tenants.memory.files import disk_state, drift_import_disk, drift_overwrite_disk
 from tenants.memory.importing import FILE_NAMES
-from tenants.memory.rules import MemoryRuleError
 from tenants.memory.secrets import SecretRejected, secrets_add, secrets_clear
 from tenants.memory.service import memory_write, pending_count, volume_for
 from tenants.models import Approval, MemoryVolume, Origin, PendingWrite, Role, ThreatFinding
@@ -35,7 +34,6 @@ from tenants.views_memory import (
     PENDING_CHANGED,
     actor_of,
     can_act,
-    entry_diff,
     render,
     tenant_of,
 )
@@ -219,69 +217,6 @@ def finding_remove(request: HttpRequest, finding_id: str) -> HttpResponse:
         return render(request, "memory/findings.html", "findings-panel", context)
     context = _findings_context(request, notice=f"Removed the flagged {FILE_NAMES[finding.target]} entry.")
     return render(request, "memory/findings.html", "findings-panel", context, events=(MEMORY_CHANGED,))
-
-
-# --- Drift -----------------------------------------------------------------------------------
-
-@dataclass
-class DriftPanel:
-    target: str
-    file_name: str
-    drift: dict[str, Any]
-    state: Any  # tenants.memory.files.DiskState
-    only_database: list[str]
-    only_disk: list[str]
-
-
-def _drift_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
-    panels = []
-    for target in rules.TARGETS:
-        drift = getattr(volume, f"{target}_drift")
-        if not drift:
-            continue
-        state = disk_state(volume, target)
-        only_disk, only_database = entry_diff(state.database_entries, state.entries or [])
-        panels.append(DriftPanel(target, FILE_NAMES[target], drift, state, only_database, only_disk))
-    return {"panels": panels, "volume": volume, "can_act": can_act(request), **extra}
-
-
-@tenant_view(Role.VIEWER)
-@require_GET
-def drift_view(request: HttpRequest) -> HttpResponse:
-    """Hand-edited files on the tenant volume: the database-vs-disk diff and the way out."""
-    return render(request, "memory/drift.html", "drift-panel", _drift_context(request))
-
-
-def _resolve(request: HttpRequest, target: str, how: str) -> HttpResponse:
-    actor = actor_of(request)
-    try:
-        if how == "import":
-            resolution = drift_import_disk(tenant=tenant_of(request), target=target, actor=actor,
-                                           disk_digest=request.POST.get("disk_digest") or None)
-            done = (f"Imported {FILE_NAMES[target]} from disk as version {resolution.version}."
-                    if resolution.version is not None else
-                    f"{FILE_NAMES[target]} on disk held the stored entries; the file was rewritten, nothing else changed.")
-        else:
-            drift_overwrite_disk(tenant=tenant_of(request), target=target, actor=actor)
-            done = f"Wrote the stored entries over {FILE_NAMES[target]} on disk; the backup is kept."
-    except MemoryRuleError as exc:
-        context = _drift_context(request, notice=exc.message, notice_is_error=True, failed_target=target)
-        return render(request, "memory/drift.html", "drift-panel", context)
-    return render(request, "memory/drift.html", "drift-panel", _drift_context(request, notice=done),
-                  events=(MEMORY_CHANGED,))
-
-
-@tenant_view(Role.REVIEWER)
-@require_POST
-def drift_import(request: HttpRequest, target: str) -> HttpResponse:
-    return _resolve(request, target, "import")
-
-
-@tenant_view(Role.REVIEWER)
-@require_POST
-def drift_overwrite(request: HttpRequest, target: str) -> HttpResponse:
-    return _resolve(request, target, "overwrite")
 
 
 # --- Admin settings --------------------------------------------------------------------------

@@ -151,23 +151,20 @@ def test_a_pending_purge_is_announced(alice, carol, acme, client):
 
 # --- Index progress -----------------------------------------------------------------------
 
+FAKE_PROVIDER = {"class": "atoms.core.embedding.FakeHashProvider", "options": {"dimensions": 64}}
+
+
 def fake_index_status(monkeypatch, status=None, error=None):  # type: ignore[no-untyped-def]
-    import sys
-    import types
-
-    module = types.ModuleType("atoms.services.index_status")
-
     def index_status(tenant):  # type: ignore[no-untyped-def]
         if error is not None:
             raise error
         return status
 
-    module.index_status = index_status  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "atoms.services.index_status", module)
+    monkeypatch.setattr("atoms.dashboard.index_status", index_status)
 
 
 STATUS = {"ready": False, "encoder": {"id": "fake-hash-v1:64", "dimensions": 64}, "config": "c0ffee",
-          "indexGeneration": 3, "indexed": 1,
+          "indexGeneration": 3, "indexed": 1, "configured": True,
           "policies": [{"policy": "default", "checkpoint": {"seq": 1, "revisionId": "revision:x"}, "headSeq": 3,
                         "backlog": 2, "drained": False}],
           "rate": 0.5}
@@ -198,14 +195,10 @@ def test_an_htmx_poll_of_the_index_panel_gets_only_that_panel(carol, acme, clien
     assert b'id="health"' not in response.content and b">ready</span>" in response.content
 
 
-def test_without_the_index_module_the_panel_says_unavailable(carol, acme, client, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "atoms.services.index_status", None)  # import raises ImportError
+def test_an_htmx_poll_of_an_unknown_panel_gets_the_whole_page(carol, acme, client):
     client.force_login(carol)
-    html = client.get("/t/acme/").content.decode()
-    assert 'data-testid="index-unavailable">Index status unavailable.' in html
-    assert "Recent activity" in html  # the rest of the page is unaffected
+    response = client.get("/t/acme/?panel=nope", headers={"HX-Request": "true"})
+    assert response.status_code == 200 and b"<html" in response.content
 
 
 def test_a_failing_index_status_does_not_break_the_dashboard(carol, acme, client, monkeypatch):
@@ -213,19 +206,49 @@ def test_a_failing_index_status_does_not_break_the_dashboard(carol, acme, client
     client.force_login(carol)
     response = client.get("/t/acme/")
     assert response.status_code == 200 and b'data-testid="index-unavailable"' in response.content
+    assert b"Recent activity" in response.content  # the rest of the page is unaffected
 
 
-def test_the_real_index_status_feeds_the_panel(carol, acme, client):
+def test_a_failing_panel_leaves_the_rest_of_the_dashboard_working(carol, acme, client, monkeypatch):
+    def broken(tenant):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    from tenants import dashboard
+
+    monkeypatch.setattr(dashboard, "_panels", dict(dashboard._panels))  # the registration ends with the test
+    dashboard.register_panel(dashboard.DashboardPanel("broken", card="tenants/dashboard.html#memory-usage",
+                                                      context=broken, notices=broken, queues=broken, today=broken))
+    client.force_login(carol)
+    response = client.get("/t/acme/")
+    assert response.status_code == 200 and b'data-testid="broken-unavailable"' in response.content
+    assert b'data-testid="today-memory"' in response.content and b"Recent activity" in response.content
+
+
+def test_the_real_index_status_feeds_the_panel(carol, acme, client, settings):
     from tests.atoms.ui.tools_helpers import write
 
+    settings.ATOMS_EMBEDDING_PROVIDER = FAKE_PROVIDER
     write(acme, "one")
     write(acme, "two")
     client.force_login(carol)
     html = client.get("/t/acme/").content.decode()
     panel = html.split(" id=\"index-progress\"")[1].split("</section>")[0]
-    assert 'data-testid="index-unavailable"' not in panel
+    assert 'data-testid="index-unavailable"' not in panel and 'data-testid="index-off"' not in panel
     row = panel.split('data-testid="index-row">')[1].split("</tr>")[0]
     assert "<code>default</code>" in row and "of 2 events processed" in row
+
+
+def test_without_an_embedding_provider_the_index_tile_says_recall_is_lexical(carol, acme, client):
+    from tests.atoms.ui.tools_helpers import write
+
+    for i in range(3):
+        write(acme, f"atom {i}")  # a feed that no provider will ever consume
+    client.force_login(carol)
+    html = client.get("/t/acme/").content.decode()
+    panel = html.split(" id=\"index-progress\"")[1].split("</section>")[0]
+    assert ('data-testid="index-off">Semantic index off (no embedding provider) — lexical recall only.</p>'
+            in panel)
+    assert 'role="progressbar"' not in panel and "Pending" not in panel and ">off</span>" in panel
 
 
 def test_a_provider_that_failed_to_load_is_reported(carol, acme, client, monkeypatch):
@@ -233,3 +256,31 @@ def test_a_provider_that_failed_to_load_is_reported(carol, acme, client, monkeyp
     client.force_login(carol)
     html = client.get("/t/acme/").content.decode()
     assert 'data-testid="index-error"' in html and "no weights" in html and "provider failed" in html
+    assert 'data-testid="index-row"' in html  # configured: the bars stay
+
+
+# --- Layering ------------------------------------------------------------------------------
+
+def test_the_tenants_package_imports_nothing_of_atoms():
+    import ast
+    from pathlib import Path
+
+    import tenants
+
+    root = Path(tenants.__file__).parent
+    found = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(root)}: {n}" for n in names if n == "atoms" or n.startswith("atoms.")]
+    assert found == []
+
+
+def test_atoms_registers_its_panels_from_its_app_config():
+    from tenants.dashboard import panels
+
+    atoms = {p.name: p for p in panels() if p.name in ("atoms", "index")}
+    assert set(atoms) == {"atoms", "index"}
+    assert atoms["atoms"].today is not None and atoms["atoms"].queues is not None
+    assert atoms["index"].card == "atoms/_dashboard.html#index"

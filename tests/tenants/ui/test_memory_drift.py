@@ -4,32 +4,20 @@ ways out (import the disk version, overwrite the disk)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tenants.memory.files import files_sync
-from tenants.models import MemoryVersion, Tenant
+from tenants.models import MemoryVersion
+from tests.tenants.ui.drift_helpers import drift, memory_md, volume_root
 from tests.tenants.ui.memory_helpers import HX, entries_of, page_url, seed, volume_of
 
 DRIFT = page_url(rest="drift/")
 
 
 @pytest.fixture
-def root(settings, tmp_path: Path) -> Path:
-    settings.MEMORYHUB_VOLUME_ROOT = tmp_path / "volumes"
-    return settings.MEMORYHUB_VOLUME_ROOT
-
-
-def memory_md(root: Path, tenant: Tenant) -> Path:
-    return root / tenant.slug / "memories" / "MEMORY.md"
-
-
-def drift(tenant: Tenant, root: Path, disk: bytes) -> None:
-    """The stores written to disk, then MEMORY.md edited by hand and the edit detected."""
-    seed(tenant, "memory", ["Project uses Bun", "Deploys go through CI"])
-    files_sync(volume_of(tenant).pk)
-    memory_md(root, tenant).write_bytes(disk)
-    assert files_sync(volume_of(tenant).pk)["memory"] == "drift_detected"
+def root(settings: Any, tmp_path: Path) -> Path:
+    return volume_root(settings, tmp_path)
 
 
 def test_without_drift_the_page_says_so(carol, client, acme):
@@ -56,7 +44,7 @@ def test_a_reviewer_imports_the_disk_version(bob, client, acme, root):
     assert "Import disk version" in html and "Overwrite disk" in html
     digest = client.get(DRIFT).context_data["panels"][0].state.digest
     response = client.post(page_url(rest="drift/memory/import"), {"disk_digest": digest}, headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged"
+    assert response["HX-Trigger"] == "memoryChanged, driftChanged"
     assert b"Imported MEMORY.md from disk as version 2." in response.content
     assert b"No drift" in response.content
     assert entries_of(acme) == ["Project uses Bun", "Hand-written note"]
@@ -110,3 +98,51 @@ def test_viewers_get_403_and_other_tenants_404(carol, dave, client, acme, root):
                 assert client.post(page_url(rest=f"drift/memory/{action}"), headers=headers).status_code == status
     assert volume_of(acme).memory_drift is not None
     assert memory_md(root, acme).read_bytes() == b"hand edit"
+
+
+# --- The tab's "!" and the time of the drift ------------------------------------------------
+
+MARKER = page_url(rest="drift/marker")
+
+
+def test_the_drift_time_is_a_human_date_with_the_iso_time_kept(carol, client, acme, root):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tenants.models import MemoryVolume
+
+    drift(acme, root, b"hand edit")
+    since = timezone.now() - timedelta(minutes=7)
+    volume = volume_of(acme)
+    MemoryVolume.objects.filter(pk=volume.pk).update(
+        memory_drift={**volume.memory_drift, "since": since.isoformat().replace("+00:00", "Z")})
+    client.force_login(carol)
+    html = client.get(DRIFT).content.decode()
+    cell = html.split('data-testid="drift-since">')[1].split("</dd>")[0]
+    iso = since.isoformat().replace("+00:00", "Z")
+    assert cell == f'<time datetime="{iso}">{since:%-d %b %Y, %H:%M} UTC (7\xa0minutes ago)</time>'
+
+
+def test_resolving_sends_drift_changed_for_the_tabs_marker(bob, client, acme, root):
+    drift(acme, root, b"hand edit")
+    client.force_login(bob)
+    response = client.post(page_url(rest="drift/memory/overwrite"), headers=HX)
+    assert response["HX-Trigger"] == "memoryChanged, driftChanged"
+
+
+def test_the_marker_shows_the_bang_while_a_file_drifts_and_listens_for_drift_changed(carol, client, acme, root):
+    client.force_login(carol)
+    clean = client.get(MARKER, headers=HX).content.decode()
+    assert 'id="drift-marker"' in clean and 'hx-trigger="driftChanged from:body"' in clean
+    assert "!" not in clean
+    drift(acme, root, b"hand edit")
+    drifted = client.get(MARKER, headers=HX).content.decode()
+    assert '<span class="badge bad">!</span>' in drifted
+    page = client.get(DRIFT).content.decode()  # the tab in the nav carries the same marker
+    assert f'hx-get="{MARKER}" hx-trigger="driftChanged from:body"' in page and '<span class="badge bad">!</span>' in page
+
+
+def test_the_marker_of_another_tenant_is_404(dave, client, acme):
+    client.force_login(dave)
+    assert client.get(MARKER).status_code == 404
