@@ -1,5 +1,5 @@
 """KV review pages (spec docs/kv.md "Decisions the specification leaves open"): agents → namespaces → keys → one entry; edit, delete and
-clear; a run's journal.
+clear (a run's journal is in tenants/views_kv_runs.py).
 
 Every write goes through tenants.kv.store with the signed-in person as actor, so UI writes
 record the username and are never journaled. Keys and values are untrusted text: templates
@@ -8,23 +8,21 @@ rely on autoescaping and nothing here marks them safe.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Sum
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
-from django.template.response import TemplateResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryhub.actors import Actor
-from tenants.kv.rules import KvError, Limits, canonical, loads_strict, validate_call
+from tenants.actor_names import prime_actor_names
+from tenants.kv.rules import KvError, Limits, loads_strict, validate_call
 from tenants.kv.store import (
     Precondition,
     PreconditionMismatch,
@@ -38,61 +36,15 @@ from tenants.kv.store import (
     kv_set,
     limits_for,
 )
-from tenants.models import Agent, KvEntry, KvJournalRecord, KvRun, Role
+from tenants.models import Agent, KvEntry, KvRun, Role
 from tenants.ui import tenant_view
+from tenants.views_kv_common import agent_or_404, can_edit, int_or_none, key_param, pretty, render_kv, wants_partial
+from tenants.views_kv_runs import kv_run  # noqa: F401 - tenants/urls.py routes the run page through this module
 
 KEYS_PER_PAGE = 50
 # Values may be up to a MiB each: a page stops early rather than render 50 MB of HTML.
 PAGE_MAX_BYTES = 4 * 1024 * 1024
 RUNS_PER_PAGE = 50
-JOURNAL_PER_PAGE = 100
-KV_CHANGED = "kvChanged"
-
-
-# --- Helpers -----------------------------------------------------------------------------------
-
-def _wants_partial(request: HttpRequest) -> bool:
-    # htmx restoring history asks for the whole page although it is an htmx request.
-    htmx = request.htmx  # type: ignore[attr-defined]
-    return bool(htmx) and not htmx.history_restore_request
-
-
-def _render(
-    request: HttpRequest, template: str, partial: str, context: dict[str, Any], *, changed: bool = False
-) -> TemplateResponse:
-    name = f"{template}#{partial}" if _wants_partial(request) else template
-    response = TemplateResponse(request, name, context)
-    if changed:
-        response["HX-Trigger"] = KV_CHANGED
-    return response
-
-
-def _agent(request: HttpRequest, slug: str) -> Agent:
-    # Looked up from the request's tenant: another tenant's slug is simply not found.
-    return get_object_or_404(Agent.objects.for_tenant(request.tenant), slug=slug)  # type: ignore[attr-defined]
-
-
-def _key_param(request: HttpRequest) -> str:
-    # Keys travel as ?key= so that any key works, including "", "a/b" and "..".
-    if "key" not in request.GET:
-        raise Http404("No key given.")
-    return request.GET["key"]
-
-
-def _int_or_none(raw: str | None) -> int | None:
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
-def pretty(value_text: str) -> str:
-    """A stored (canonical) value as indented JSON for reading and editing."""
-    return json.dumps(json.loads(value_text), indent=2, ensure_ascii=False)
-
-
-def _can_edit(request: HttpRequest) -> bool:
-    return request.membership.has_role(Role.REVIEWER)  # type: ignore[attr-defined]
 
 
 # --- Agents --------------------------------------------------------------------------------------
@@ -117,14 +69,14 @@ def kv_agents(request: HttpRequest) -> HttpResponse:
         AgentRow(agent, stats.get(agent.pk, {}).get("namespaces", 0), stats.get(agent.pk, {}).get("keys", 0))
         for agent in Agent.objects.for_tenant(tenant)
     ]
-    return _render(request, "kv/agents.html", "agent-list", {"agents": rows})
+    return render_kv(request, "kv/agents.html", "agent-list", {"agents": rows})
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
 def kv_agent(request: HttpRequest, agent: str) -> HttpResponse:
     """An agent's namespaces and its runs, newest first (paged)."""
-    found = _agent(request, agent)
+    found = agent_or_404(request, agent)
     runs = Paginator(KvRun.objects.filter(agent=found).order_by("-created_at", "-id"), RUNS_PER_PAGE)
     context = {
         "agent": found,
@@ -132,7 +84,7 @@ def kv_agent(request: HttpRequest, agent: str) -> HttpResponse:
         "runs": runs.get_page(request.GET.get("page")),
     }
     partial = "run-list" if request.htmx.target == "run-list" else "agent-panel"  # type: ignore[attr-defined]
-    return _render(request, "kv/agent.html", partial, context)
+    return render_kv(request, "kv/agent.html", partial, context)
 
 
 # --- Namespaces ---------------------------------------------------------------------------------
@@ -160,6 +112,7 @@ def _namespace_context(request: HttpRequest, agent: Agent, namespace: str, **ext
     entries, last_key = kv_page(
         agent=agent, namespace=namespace, prefix=prefix, after=after, limit=KEYS_PER_PAGE, max_bytes=PAGE_MAX_BYTES,
     )
+    prime_actor_names(request, [entry.updated_by for entry in entries])
     summary = KvEntry.objects.filter(agent=agent, namespace=namespace).aggregate(
         keys=Count("id"), bytes=Sum(F("key_bytes") + F("value_bytes")), updated_at=Max("updated_at"),
     )
@@ -177,7 +130,7 @@ def _namespace_context(request: HttpRequest, agent: Agent, namespace: str, **ext
         "first_url": _namespace_url(request, agent, namespace, **({"prefix": prefix} if prefix else {})),
         "next_url": next_url,
         "page_error": page_error,
-        "can_edit": _can_edit(request),
+        "can_edit": can_edit(request),
         **extra,
     }
 
@@ -186,28 +139,28 @@ def _namespace_context(request: HttpRequest, agent: Agent, namespace: str, **ext
 @require_GET
 def kv_namespace(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
     """A namespace's keys, 50 a page in code point order, filtered by a literal prefix."""
-    found = _agent(request, agent)
+    found = agent_or_404(request, agent)
     partial = "key-list" if request.htmx.target == "key-list" else "ns-panel"  # type: ignore[attr-defined]
-    return _render(request, "kv/namespace.html", partial, _namespace_context(request, found, ns))
+    return render_kv(request, "kv/namespace.html", partial, _namespace_context(request, found, ns))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def kv_namespace_clear(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
     """Clear only once the person typed the namespace's name: one mistyped click is not enough."""
-    found = _agent(request, agent)
+    found = agent_or_404(request, agent)
     if request.POST.get("confirm", "").strip() != ns:
         context = _namespace_context(
             request, found, ns, clear_error=f"Type {ns} exactly to confirm. Nothing was deleted.",
         )
-        return _render(request, "kv/namespace.html", "ns-panel", context)
+        return render_kv(request, "kv/namespace.html", "ns-panel", context)
     deleted = kv_clear(agent=found, namespace=ns, actor=Actor.for_user(request.user))
     notice = f"Cleared {ns}: {deleted} key{'' if deleted == 1 else 's'} deleted."
-    if not _wants_partial(request):
+    if not wants_partial(request):
         messages.success(request, notice)
         return redirect("kv-agent", slug=request.tenant.slug, agent=found.slug)  # type: ignore[attr-defined]
     context = _namespace_context(request, found, ns, notice=notice)
-    return _render(request, "kv/namespace.html", "ns-panel", context, changed=True)
+    return render_kv(request, "kv/namespace.html", "ns-panel", context, changed=True)
 
 
 # --- One entry -------------------------------------------------------------------------------------
@@ -216,6 +169,8 @@ def _entry_context(
     request: HttpRequest, agent: Agent, namespace: str, key: str, entry: KvEntry | None, **extra: Any
 ) -> dict[str, Any]:
     last_run_url = ""
+    if entry is not None:
+        prime_actor_names(request, [entry.created_by, entry.updated_by])
     if entry is not None and entry.last_run_id and KvRun.objects.filter(agent=agent, run_id=entry.last_run_id).exists():
         last_run_url = reverse("kv-run", args=[request.tenant.slug, agent.slug, entry.last_run_id])  # type: ignore[attr-defined]
     return {
@@ -229,7 +184,7 @@ def _entry_context(
         "entry_url": _entry_url(request, "kv-entry", agent, namespace, key),
         "edit_url": _entry_url(request, "kv-entry-edit", agent, namespace, key),
         "delete_url": _entry_url(request, "kv-entry-delete", agent, namespace, key),
-        "can_edit": _can_edit(request),
+        "can_edit": can_edit(request),
         **extra,
     }
 
@@ -244,10 +199,10 @@ def _entry_or_404(agent: Agent, namespace: str, key: str) -> KvEntry:
 @tenant_view(Role.VIEWER)
 @require_GET
 def kv_entry(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
-    found = _agent(request, agent)
-    key = _key_param(request)
+    found = agent_or_404(request, agent)
+    key = key_param(request)
     context = _entry_context(request, found, ns, key, _entry_or_404(found, ns, key))
-    return _render(request, "kv/entry.html", "entry-panel", context)
+    return render_kv(request, "kv/entry.html", "entry-panel", context)
 
 
 def _parse_value(draft: str, *, key: str, namespace: str, limits: Limits) -> str:
@@ -266,22 +221,22 @@ def _parse_value(draft: str, *, key: str, namespace: str, limits: Limits) -> str
 @require_http_methods(["GET", "POST"])
 def kv_entry_edit(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
     """GET: the editor. POST: save with If-Match on the version the editor was loaded at."""
-    found = _agent(request, agent)
-    key = _key_param(request)
+    found = agent_or_404(request, agent)
+    key = key_param(request)
     if request.method == "GET":
         entry = _entry_or_404(found, ns, key)
         context = _entry_context(
             request, found, ns, key, entry, editing=True, draft=pretty(entry.value), form_version=entry.version,
         )
-        return _render(request, "kv/entry.html", "entry-panel", context)
+        return render_kv(request, "kv/entry.html", "entry-panel", context)
 
     draft = request.POST.get("value", "")
-    loaded_at = _int_or_none(request.POST.get("version"))
+    loaded_at = int_or_none(request.POST.get("version"))
     editor = {"editing": True, "draft": draft, "form_version": loaded_at}
     if loaded_at is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key), **editor,
                                  error="The form lost the version it was loaded at; reload the page.")
-        return _render(request, "kv/entry.html", "entry-panel", context)
+        return render_kv(request, "kv/entry.html", "entry-panel", context)
     limits = limits_for(request.tenant)  # type: ignore[attr-defined]
     try:
         value = _parse_value(draft, key=key, namespace=ns, limits=limits)
@@ -294,9 +249,9 @@ def kv_entry_edit(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
     except KvError as exc:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key),
                                  **editor, error=exc.message)
-        return _render(request, "kv/entry.html", "entry-panel", context)
+        return render_kv(request, "kv/entry.html", "entry-panel", context)
     context = _entry_context(request, found, ns, key, entry, notice=f"Saved version {entry.version}.")
-    return _render(request, "kv/entry.html", "entry-panel", context, changed=True)
+    return render_kv(request, "kv/entry.html", "entry-panel", context, changed=True)
 
 
 def _stale(request: HttpRequest, agent: Agent, namespace: str, key: str, *, draft: str | None, what: str) -> HttpResponse:
@@ -305,82 +260,34 @@ def _stale(request: HttpRequest, agent: Agent, namespace: str, key: str, *, draf
     if current is None:
         notice = f"Someone else deleted this key. {what}."
         context = _entry_context(request, agent, namespace, key, None, notice=notice, notice_kind="error")
-        return _render(request, "kv/entry.html", "entry-panel", context)
+        return render_kv(request, "kv/entry.html", "entry-panel", context)
     notice = f"Someone else changed this key; it is now at version {current.version}. {what}."
     extra: dict[str, Any] = {"notice": notice, "notice_kind": "error", "conflict": True}
     if draft is not None:
         # The draft stays, now based on the current version: saving again is a deliberate choice.
         extra.update(editing=True, draft=draft, form_version=current.version)
-    return _render(request, "kv/entry.html", "entry-panel", _entry_context(request, agent, namespace, key, current, **extra))
+    return render_kv(request, "kv/entry.html", "entry-panel", _entry_context(request, agent, namespace, key, current, **extra))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def kv_entry_delete(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
-    found = _agent(request, agent)
-    key = _key_param(request)
-    version = _int_or_none(request.POST.get("version"))
+    found = agent_or_404(request, agent)
+    key = key_param(request)
+    version = int_or_none(request.POST.get("version"))
     if version is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key),
                                  notice="The form lost the key's version; reload the page.", notice_kind="error")
-        return _render(request, "kv/entry.html", "entry-panel", context)
+        return render_kv(request, "kv/entry.html", "entry-panel", context)
     try:
         kv_delete(agent=found, namespace=ns, key=key, actor=Actor.for_user(request.user),
                   precondition=Precondition(versions=frozenset({version})))
     except PreconditionMismatch:
         return _stale(request, found, ns, key, draft=None, what="The key was not deleted")
-    if not _wants_partial(request):
+    if not wants_partial(request):
         messages.success(request, "Key deleted.")
         return redirect(_namespace_url(request, found, ns))
     context = _entry_context(request, found, ns, key, None, notice="Key deleted.", deleted=True)
-    return _render(request, "kv/entry.html", "entry-panel", context, changed=True)
+    return render_kv(request, "kv/entry.html", "entry-panel", context, changed=True)
 
 
-# --- Runs ----------------------------------------------------------------------------------------------
-
-def _shown(value: Any) -> str | None:
-    # Args are recorded as sent, so a field may hold any JSON value, not only a string.
-    if value is None:
-        return None
-    return value if isinstance(value, str) else canonical(value)
-
-
-@dataclass(frozen=True)
-class JournalRow:
-    seq: int
-    action: str | None
-    key: str | None
-    namespace: str | None
-    result: str
-    error_status: int | None
-    error_code: str
-    error_message: str
-    duration_ms: int
-    timestamp: datetime
-
-
-def _journal_row(record: KvJournalRecord) -> JournalRow:
-    args = json.loads(record.args)
-    return JournalRow(
-        seq=record.seq, action=_shown(args.get("action")), key=_shown(args.get("key")),
-        namespace=_shown(args.get("namespace")), result=record.result, error_status=record.error_status,
-        error_code=record.error_code, error_message=record.error_message, duration_ms=record.duration_ms,
-        timestamp=record.timestamp,
-    )
-
-
-@tenant_view(Role.VIEWER)
-@require_GET
-def kv_run(request: HttpRequest, agent: str, run_id: str) -> HttpResponse:
-    """A run and its journal, in seq order, 100 records a page."""
-    found = _agent(request, agent)
-    run = get_object_or_404(KvRun, agent=found, run_id=run_id)
-    after = max(_int_or_none(request.GET.get("after")) or 0, 0)
-    records = list(run.records.filter(seq__gt=after).order_by("seq")[: JOURNAL_PER_PAGE + 1])
-    rows = [_journal_row(record) for record in records[:JOURNAL_PER_PAGE]]
-    next_url = ""
-    if len(records) > JOURNAL_PER_PAGE:
-        url = reverse("kv-run", args=[request.tenant.slug, found.slug, run.run_id])  # type: ignore[attr-defined]
-        next_url = f"{url}?{urlencode({'after': rows[-1].seq})}"
-    context = {"agent": found, "run": run, "rows": rows, "after": after, "next_url": next_url}
-    return _render(request, "kv/run.html", "journal", context)

@@ -101,6 +101,9 @@ def test_runs_are_paged_fifty_at_a_time(carol, client, support):
     second = client.get("/t/acme/agents/support/?page=2", headers={**HX, "HX-Target": "run-list"})
     assert len(second.context_data["runs"]) == 1
     assert b'id="run-list"' in second.content and b"Namespaces" not in second.content and b"<html" not in second.content
+    # Both pager links put their page in the address bar, so reload and back keep it.
+    assert b'hx-get="?page=2" hx-target="#run-list" hx-swap="outerHTML" hx-push-url="true"' in first.content
+    assert b'hx-get="?page=1" hx-target="#run-list" hx-swap="outerHTML" hx-push-url="true"' in second.content
 
 
 def test_htmx_requests_get_the_named_partials(alice, client, support, put):

@@ -33,7 +33,8 @@ def test_it_shows_pretty_json_version_times_and_writers(carol, client, support, 
     content = response.content.decode()
     assert '<pre class="json" data-testid="entry-value">{\n  &quot;n&quot;: 3.0,' in content
     assert '<dd data-testid="entry-version">1</dd>' in content
-    assert '<span data-testid="created-by">tests</span>' in content
+    # A system writer reads "system"; the stored label stays in the title.
+    assert '<span data-testid="created-by"><span class="actor actor-system" title="tests">system</span></span>' in content
     assert "none (written outside a run)" in content
 
 
@@ -255,3 +256,20 @@ def test_another_tenants_entries_are_404(alice, dave, client, support, make_agen
     assert client.post(entry_url("k", "delete"), {"version": "1"}).status_code == 404
     assert kv_get(agent=foreign, namespace="default", key="k").value == '"globex secret"'
     assert stored(support).value == '"acme"'
+
+
+def test_writers_read_as_the_keys_name_and_the_persons_username(bob, carol, client, support, make_key):
+    from memoryhub.actors import Actor
+    from tenants.kv.rules import canonical
+    from tenants.kv.store import kv_set, limits_for
+
+    key, _ = make_key(support.tenant, name="support-bot", agents=["support"])
+    kv_set(agent=support, limits=limits_for(support.tenant), namespace="default", key="k", value=canonical(1),
+           actor=Actor.for_key(key))
+    client.force_login(bob)
+    client.post(entry_url("k", "edit"), {"value": "2", "version": "1"})
+    client.force_login(carol)
+    content = client.get(entry_url("k")).content.decode()
+    assert (f'<span data-testid="created-by"><span class="actor actor-key" title="{key.public_id}">'
+            "key support-bot (support)</span></span>") in content
+    assert '<span data-testid="updated-by"><span class="actor actor-user" title="bob">bob</span></span>' in content

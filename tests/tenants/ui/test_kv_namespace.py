@@ -169,3 +169,47 @@ def test_another_tenants_namespace_is_404(alice, dave, client, support, make_age
     assert client.get(URL).status_code == 404
     assert client.post(f"{URL}clear", {"confirm": "default"}).status_code == 404
     assert KvEntry.objects.count() == 2
+
+
+def test_the_writer_column_names_keys_and_asks_once_for_the_page(carol, client, support, make_key):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memoryhub.actors import Actor
+    from tenants.kv.rules import canonical
+    from tenants.kv.store import kv_set, limits_for
+
+    def write(n: int) -> None:
+        for i in range(n):
+            key, _ = make_key(support.tenant, name=f"bot-{i}")
+            kv_set(agent=support, limits=limits_for(support.tenant), namespace="default", key=f"k{i:02}",
+                   value=canonical(i), actor=Actor.for_key(key))
+
+    def page() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as queries:
+            html = client.get("/t/acme/agents/support/ns/default/").content.decode()
+        return len(queries), html
+
+    client.force_login(carol)
+    write(1)
+    page()  # the first visit creates the tenant's memory store (the nav badge counts its queue)
+    few, _ = page()
+    write(10)
+    many, html = page()
+    assert ">key bot-9 (agent)</span>" in html
+    assert many == few
+
+
+def test_paging_puts_the_page_in_the_address_bar(carol, client, support, put):
+    # htmx swaps the list in place; hx-push-url puts the page's URL in the address bar, so
+    # reload and back show the same page (the full page renders from the cursor alone).
+    for i in range(51):
+        put(support, f"k{i:03}", i)
+    client.force_login(carol)
+    content = client.get(URL).content.decode()
+    link = re.search(r'<a [^>]*data-testid="next-page"[^>]*>', content).group(0)
+    href = re.search(r'href="([^"]*)"', link).group(1)
+    assert f'hx-get="{href}"' in link and 'hx-push-url="true"' in link
+    second = client.get(href.replace("&amp;", "&"), headers={**HX, "HX-Target": "key-list"})
+    first_link = re.search(r'<a [^>]*data-testid="first-page"[^>]*>', second.content.decode()).group(0)
+    assert 'hx-push-url="true"' in first_link and keys_of(second) == ["k050"]

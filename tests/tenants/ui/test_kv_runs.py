@@ -102,3 +102,46 @@ def test_runs_of_other_agents_and_tenants_are_404(alice, dave, client, run, supp
     assert other_agent.runs.count() == 0
     client.force_login(dave)
     assert client.get(page_url(run)).status_code == 404
+
+
+def written_values(content: str) -> list[str]:
+    import re
+
+    return re.findall(r'data-testid="written-value">(.*?)</td>', content, re.S)
+
+
+def test_the_journal_shows_the_value_a_set_wrote_pretty_printed(carol, client, support):
+    run = KvRun.objects.create(agent=support, frontier=3)
+    record(run, 1, {"action": "set", "key": "k", "namespace": "default", "prefix": "", "value": {"b": [1, "é"]}})
+    record(run, 2, {"action": "get", "key": "k", "namespace": "default", "prefix": "", "value": None}, {"b": 1})
+    record(run, 3, {"action": "set", "key": "n", "namespace": "default", "prefix": "", "value": None})
+    client.force_login(carol)
+    values = written_values(client.get(page_url(run)).content.decode())
+    assert values[0] == '<pre class="json">{\n  &quot;b&quot;: [\n    1,\n    &quot;é&quot;\n  ]\n}</pre>'
+    assert values[1] == '<span class="muted">—</span>'  # a get writes nothing
+    assert values[2] == '<pre class="json">null</pre>'  # null is a value a set can write
+
+
+def test_a_long_written_value_is_folded_into_details(carol, client, support):
+    run = KvRun.objects.create(agent=support, frontier=1)
+    long = {"items": [f"item-{i}" for i in range(40)], "tail": "<script>x</script>"}
+    record(run, 1, {"action": "set", "key": "k", "namespace": "default", "prefix": "", "value": long})
+    client.force_login(carol)
+    (value,) = written_values(client.get(page_url(run)).content.decode())
+    assert value.startswith("<details><summary><code>{&quot;items&quot;:[&quot;item-0&quot;")
+    assert "&quot;item-39&quot;" in value and "&lt;script&gt;x&lt;/script&gt;" in value and "<script>" not in value
+
+
+def test_journal_pages_put_their_address_in_the_bar_and_name_the_runs_key(carol, client, support, make_key):
+    from memoryhub.actors import Actor
+    from tenants.kv.runs import run_create
+
+    key, _ = make_key(support.tenant, name="support-bot", agents=["support"])
+    run = run_create(agent=support, actor=Actor.for_key(key), mode="record", lax=False)
+    for seq in range(1, 102):
+        record(run, seq, {"action": "get", "key": f"k{seq}", "namespace": "default", "prefix": "", "value": None})
+    client.force_login(carol)
+    content = client.get(page_url(run)).content.decode()
+    assert 'data-testid="run-created-by"><span class="actor actor-key"' in content and "key support-bot (support)" in content
+    assert f'href="{page_url(run)}?after=100" hx-get="{page_url(run)}?after=100"' in content
+    assert 'hx-push-url="true" data-testid="next-records"' in content
