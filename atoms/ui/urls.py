@@ -3,7 +3,7 @@ fixed words beside them (quarantine, badge, and pages added later) never read as
 
 from django.urls import path, register_converter
 
-from atoms.ui import actions, browser, detail, quarantine
+from atoms.ui import actions, browser, detail, picker, quarantine
 
 
 class AtomIdConverter:
@@ -31,4 +31,5 @@ urlpatterns = [
     path(one + "retire", actions.atom_retire, name="atom-retire"),
     path(one + "reject", actions.atom_reject, name="atom-reject"),
     path(one + "restore", actions.atom_restore, name="atom-restore"),
+    path(one + "link-targets", picker.atom_link_targets, name="atom-link-targets"),
 ]

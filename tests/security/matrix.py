@@ -259,6 +259,7 @@ UI: dict[str, UiCase] = {
                                                       data=lambda w: {"confirm": "on"}),
     "t/<slug:slug>/atoms/<str:atom_id>/purge/progress": UiCase({"GET": A}, OWN),
     "t/<slug:slug>/atoms/<str:atom_id>/purge/resume": UiCase({"POST": A}, OWN),
+    "t/<slug:slug>/atoms/<atomid:atom_id>/link-targets": UiCase({"GET": R}, NOT_FOUND, query=lambda w: {"q": ATOM_QUERY}),
     # NEW UI ENTRIES GO HERE.
 }
 
