@@ -4,13 +4,19 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
+from atoms.models import Atom
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.api.keys import KeySpecSerializer
-from tenants.models import Agent, ApiKey, Membership, Tenant
+from tenants.memory.rules import size_of
+from tenants.models import Agent, ApiKey, KvEntry, Membership, Tenant
 from tenants.services.keys import TenantLimitReached, apikey_issue, apikey_limits_check, apikey_revoke
 
 
@@ -45,15 +51,68 @@ class AuditedAdmin(admin.ModelAdmin):
         super().delete_model(request, obj)
 
 
+def _count_per_tenant(queryset: QuerySet[Any], tenant_path: str = "tenant") -> Coalesce:
+    """How many rows of `queryset` belong to the outer tenant: one correlated subquery per
+    column, so the list costs the same few queries for any number of tenants (joins of
+    several counts would multiply each other's rows)."""
+    counts = (queryset.filter(**{tenant_path: OuterRef("pk")}).order_by().values(tenant_path)
+              .annotate(n=Count("pk")).values("n"))
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+
+
 @admin.register(Tenant)
 class TenantAdmin(AuditedAdmin):
     audit_type = "tenant"
-    list_display = ["slug", "name", "api_rate_per_minute", "max_api_keys", "max_read_policies", "created_at"]
+    list_display = ["slug", "name", "members", "active_keys", "kv_entries", "memory_chars", "atom_count",
+                    "api_rate_per_minute", "max_api_keys", "max_read_policies", "created_at", "dashboard"]
     search_fields = ["slug", "name"]
+    readonly_fields = ["members", "active_keys", "kv_entries", "memory_chars", "atom_count", "dashboard"]
     inlines = [MembershipInline]
 
     def audit_tenant(self, obj: Any) -> Tenant:
         return obj
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
+        # Memory sizes are counted in Python from the stored entries (the file form's length),
+        # so the volume row comes along; its secrets and drift records are not loaded.
+        return (super().get_queryset(request)
+                .select_related("memory_volume")
+                .defer("memory_volume__secrets", "memory_volume__memory_drift", "memory_volume__user_drift")
+                .annotate(
+                    member_count=_count_per_tenant(Membership.objects.all()),
+                    active_key_count=_count_per_tenant(ApiKey.objects.filter(revoked_at__isnull=True)),
+                    kv_entry_count=_count_per_tenant(KvEntry.objects.all(), "agent__tenant"),
+                    atom_total=_count_per_tenant(Atom.objects.all()),
+                ))
+
+    @admin.display(description="Members", ordering="member_count")
+    def members(self, obj: Tenant) -> int | str:
+        return getattr(obj, "member_count", "-")
+
+    @admin.display(description="Active keys", ordering="active_key_count")
+    def active_keys(self, obj: Tenant) -> int | str:
+        return getattr(obj, "active_key_count", "-")
+
+    @admin.display(description="KV entries", ordering="kv_entry_count")
+    def kv_entries(self, obj: Tenant) -> int | str:
+        return getattr(obj, "kv_entry_count", "-")
+
+    @admin.display(description="Memory chars (MEMORY.md + USER.md)")
+    def memory_chars(self, obj: Tenant) -> str:
+        volume = getattr(obj, "memory_volume", None) if obj.pk else None
+        if volume is None:
+            return "0 + 0"
+        return f"{size_of(volume.memory_entries):,} + {size_of(volume.user_entries):,}"
+
+    @admin.display(description="Atoms", ordering="atom_total")
+    def atom_count(self, obj: Tenant) -> int | str:
+        return getattr(obj, "atom_total", "-")
+
+    @admin.display(description="Dashboard")
+    def dashboard(self, obj: Tenant) -> SafeString | str:
+        if not obj.pk:
+            return "-"
+        return format_html('<a href="{}">{}</a>', reverse("dashboard", args=[obj.slug]), "Open dashboard")
 
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
