@@ -36,10 +36,10 @@ def test_the_queue_lists_pending_writes_oldest_first_with_their_details(carol, c
     html = response.content.decode()
     assert html.index(f'data-testid="pending-{older.public_id}"') < html.index(f'data-testid="pending-{newer.public_id}"')
     assert "add: likes tabs" in html and "already decided" not in html
-    assert '<dd data-testid="author">agent-bot</dd>' in html
+    assert '<span data-testid="author">agent-bot</span>' in html
     assert "3\xa0hours ago" in html
-    assert '<dd class="error" data-testid="last-error">TARGET_CHANGED: gone</dd>' in html
-    assert "<dd>foreground</dd>" in html
+    assert '<p class="error" data-testid="last-error">Last error: TARGET_CHANGED: gone</p>' in html
+    assert '<span data-testid="origin">foreground</span>' in html
     assert "2 pending writes, oldest first." in html
 
 
@@ -58,7 +58,7 @@ def test_a_reviewer_approves_an_item(bob, client, acme):
     assert response.status_code == 200
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
-    assert html.lstrip().startswith('<div id="pending-panel">')
+    assert html.lstrip().startswith('<div id="pending-panel"')
     assert f"Approved #{item.public_id}: add: Project uses Bun" in html and "Nothing waiting for review." in html
     assert entries_of(acme) == ["Project uses Bun"]
     version = MemoryVersion.objects.get(volume__tenant=acme, target="memory", number=1)
@@ -134,7 +134,7 @@ def test_a_failed_approval_stays_pending_with_its_error(bob, client, acme):
     assert response.status_code == 200 and "HX-Trigger" not in response
     html = response.content.decode()
     assert "Not approved: Cannot approve: the entry this change aimed at (&#x27;User prefers dark mode&#x27;)" in html
-    assert 'data-testid="last-error">TARGET_CHANGED:' in html
+    assert 'data-testid="last-error">Last error: TARGET_CHANGED:' in html
     assert "User prefers light mode!</textarea>" in html and "<details class=\"edit\" open>" in html
     item.refresh_from_db()
     assert item.status == "pending" and item.last_error["code"] == "TARGET_CHANGED"

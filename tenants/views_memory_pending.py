@@ -1,0 +1,202 @@
+"""The memory pending queue (docs/memory-files.md "Review UI"): staged agent writes, oldest
+first, each compact with the store's size after approval; approve (optionally edited),
+reject, approve all, approve or reject a selection; and the decided items with their reasons.
+
+Every decision goes through tenants.memory.approval with the signed-in person as actor.
+Pending items are looked up from the request's tenant, so another tenant's ids are simply
+not found (404).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import F
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET, require_POST
+
+from memoryhub import threats
+from tenants.memory import rules
+from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
+from tenants.memory.service import pending_count, volume_for
+from tenants.models import PendingWrite, Role
+from tenants.pending_rows import PendingRow, redacted_row, row_of
+from tenants.ui import tenant_view
+from tenants.views_memory import MEMORY_CHANGED, PENDING_CHANGED, actor_of, can_act, render, tenant_of
+
+PENDING_PER_PAGE = 50
+DECIDED_PER_PAGE = 25
+# A selection is made on one page of the queue, so it never holds more than a page.
+MAX_SELECTION = PENDING_PER_PAGE
+BULK_DECISIONS = ("approve", "reject")
+
+
+def _target(params: Any) -> str:
+    return params.get("target") if params.get("target") in rules.TARGETS else ""
+
+
+def _pending_context(request: HttpRequest, *, focus: PendingRow | None = None, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(tenant_of(request))
+    target = _target(request.GET)
+    queryset = PendingWrite.objects.filter(volume=volume, status="pending").order_by("created_at", "id")
+    if target:
+        queryset = queryset.filter(target=target)
+    page = Paginator(queryset, PENDING_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [focus if focus is not None and focus.item.pk == item.pk else row_of(item, volume) for item in page]
+    if not can_act(request):
+        rows = [redacted_row(row, volume.secrets) for row in rows]
+    return {"rows": rows, "page": page, "target": target, "query": f"?target={target}" if target else "",
+            "total": pending_count(volume), "volume": volume, "can_act": can_act(request), "show": "pending",
+            **extra}
+
+
+def _decided_context(request: HttpRequest) -> dict[str, Any]:
+    """Decided items, newest decision first; viewers see summaries and reasons redacted again
+    with the tenant's current secrets, as they see pending items."""
+    volume = volume_for(tenant_of(request))
+    target = _target(request.GET)
+    queryset = (PendingWrite.objects.filter(volume=volume).exclude(status="pending")
+                .order_by(F("decided_at").desc(nulls_last=True), "-id"))
+    if target:
+        queryset = queryset.filter(target=target)
+    page = Paginator(queryset, DECIDED_PER_PAGE).get_page(request.GET.get("page"))
+    decided = list(page)
+    if not can_act(request):
+        for item in decided:
+            item.summary = threats.redact(item.summary, volume.secrets)
+            item.reason = threats.redact(item.reason, volume.secrets)
+    return {"decided": decided, "page": page, "target": target, "query": f"?target={target}" if target else "",
+            "total": pending_count(volume), "volume": volume, "can_act": can_act(request), "show": "decided"}
+
+
+def _render_pending(request: HttpRequest, *, events: tuple[str, ...] = (), **extra: Any) -> HttpResponse:
+    return render(request, "memory/pending.html", "pending-panel", _pending_context(request, **extra), events=events)
+
+
+def _pending_item(request: HttpRequest, pending_id: str) -> PendingWrite:
+    return get_object_or_404(PendingWrite, volume__tenant=tenant_of(request), public_id=pending_id)
+
+
+@tenant_view(Role.VIEWER)
+@require_GET
+def pending_list(request: HttpRequest) -> HttpResponse:
+    """Staged agent writes, oldest first; with ?show=decided the decided ones, newest first."""
+    if request.GET.get("show") == "decided":
+        return render(request, "memory/pending.html", "pending-panel", _decided_context(request))
+    return _render_pending(request)
+
+
+def _edit_of(request: HttpRequest, row: PendingRow) -> tuple[dict[str, Any] | None, dict[int, str]]:
+    """The reviewer's edit as pending_approve takes it (None when nothing was changed)."""
+    drafts = {step["index"]: request.POST[f"content-{step['index']}"] for step in row.steps
+              if step["action"] in ("add", "replace") and f"content-{step['index']}" in request.POST}
+    if all(drafts[i] == step["content"] for i, step in enumerate(row.steps, start=1) if i in drafts):
+        return None, drafts
+    if "operations" not in row.item.payload:
+        return {"content": drafts[1]}, drafts
+    operations = [{"action": step["action"], "content": drafts.get(step["index"], step["content"])}
+                  if step["action"] in ("add", "replace") else {"action": step["action"]} for step in row.steps]
+    return {"operations": operations}, drafts
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def pending_approve_view(request: HttpRequest, pending_id: str) -> HttpResponse:
+    """Approve as staged, or after editing the content of its add/replace steps."""
+    item = _pending_item(request, pending_id)
+    volume = volume_for(tenant_of(request))
+    edit, drafts = _edit_of(request, row_of(item, volume))
+    outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
+    if outcome.error is None:
+        notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
+        return _render_pending(request, notice=notice, events=(PENDING_CHANGED, MEMORY_CHANGED))
+    if outcome.error.code == "NOT_PENDING":
+        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
+                               events=(PENDING_CHANGED,))
+    item.refresh_from_db()  # pending_approve recorded last_error
+    kept = drafts if edit else None
+    failed = row_of(item, volume, error=outcome.error.message, drafts=kept)
+    return _render_pending(request, focus=failed)
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def pending_reject_view(request: HttpRequest, pending_id: str) -> HttpResponse:
+    item = _pending_item(request, pending_id)
+    outcome = pending_reject(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request),
+                             reason=request.POST.get("reason", "").strip())
+    if outcome.error is not None:
+        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
+                               events=(PENDING_CHANGED,))
+    return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", events=(PENDING_CHANGED,))
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def pending_approve_all_view(request: HttpRequest) -> HttpResponse:
+    """Oldest first, stopping at the first failure (which stays pending with its error)."""
+    target = _target(request.POST) or None
+    result = pending_approve_all(tenant=tenant_of(request), reviewer=actor_of(request), target=target)
+    approved = len(result["approved"])
+    notice = f"Approved {approved} item{'s' if approved != 1 else ''}."
+    failed = result["failed"]
+    if failed is not None:
+        notice += (f" Stopped at #{failed['id']}: {failed['error']} {result['remaining']} "
+                   f"item{'s' if result['remaining'] != 1 else ''} still pending.")
+    events = (PENDING_CHANGED, MEMORY_CHANGED) if approved else ()
+    return _render_pending(request, notice=notice, notice_is_error=failed is not None, events=events)
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'s' if n != 1 else ''}"
+
+
+@tenant_view(Role.REVIEWER)
+@require_POST
+def pending_bulk_view(request: HttpRequest) -> HttpResponse:
+    """Approve or reject the selected items (docs/memory-files.md "Review UI").
+
+    Each item is decided by the same service call as its own Approve or Reject button, in
+    its own transaction, oldest first; a failure does not undo or stop the others: what was
+    decided stays decided, and a failed approval stays pending with its error, as after a
+    single approve. The whole selection is looked up first: an id this tenant does not have
+    is 404 and nothing is decided.
+    """
+    decision = request.POST.get("decision")
+    ids = list(dict.fromkeys(request.POST.getlist("ids")))
+    if decision not in BULK_DECISIONS:
+        return _render_pending(request, notice="Choose “Approve selected” or “Reject selected”.", notice_is_error=True)
+    if not ids:
+        return _render_pending(request, notice="Select at least one item first; nothing was decided.",
+                               notice_is_error=True)
+    if len(ids) > MAX_SELECTION:
+        return _render_pending(request, notice=f"Select at most {MAX_SELECTION} items at a time; nothing was decided.",
+                               notice_is_error=True)
+    items = list(PendingWrite.objects.filter(volume__tenant=tenant_of(request), public_id__in=ids)
+                 .order_by("created_at", "id"))
+    if len(items) != len(ids):
+        raise Http404("No such pending item.")
+    reviewer, reason = actor_of(request), request.POST.get("reason", "").strip()
+    done: list[str] = []
+    failures: list[str] = []
+    for item in items:
+        if decision == "approve":
+            outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=reviewer)
+        else:
+            outcome = pending_reject(tenant=tenant_of(request), pending_id=item.public_id, reviewer=reviewer,
+                                     reason=reason)
+        if outcome.error is None:
+            done.append(item.public_id)
+        else:
+            failures.append(f"#{item.public_id}: {outcome.error.message}")
+    verb = "Approved" if decision == "approve" else "Rejected"
+    notice = f"{verb} {_items(len(done))}"
+    notice += f": {', '.join('#' + public_id for public_id in done)}." if done else "."
+    if failures:
+        notice += f" Not {verb.lower()} ({_items(len(failures))}, still shown if pending): {' '.join(failures)}"
+    events: tuple[str, ...] = ()
+    if done:
+        events = (PENDING_CHANGED, MEMORY_CHANGED) if decision == "approve" else (PENDING_CHANGED,)
+    return _render_pending(request, notice=notice, notice_is_error=bool(failures), events=events)
