@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -62,7 +64,11 @@ def _health_context() -> dict[str, object]:
 
 def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:
     tenant = request.tenant  # type: ignore[attr-defined]
+    errors: dict[str, list[str]] = extra.get("errors") or {}  # type: ignore[assignment]
     return {
+        # Field errors are shown next to their field; the rest (tenant limits) above the button.
+        "field_errors": {f: errors[f] for f in KEY_FORM_FIELDS if f in errors},
+        "other_errors": {f: m for f, m in errors.items() if f not in KEY_FORM_FIELDS},
         "keys": ApiKey.objects.for_tenant(tenant).order_by("revoked_at", "-created_at"),
         "active_key_count": ApiKey.objects.for_tenant(tenant).active().count(),
         "kinds": KeyKind.choices,
@@ -75,20 +81,46 @@ def _split(raw: str) -> list[str] | None:
     return parts or None
 
 
+KEY_FORM_FIELDS = ("kind", "name", "agents", "read_policies", "write_policies")
+LIST_ITEM_NOUNS = {"agents": "agent slug", "read_policies": "policy name", "write_policies": "policy name"}
+
+
+def key_form_errors(errors: dict[str, Any], submitted: dict[str, Any]) -> dict[str, list[str]]:
+    """The serializer's errors as sentences per form field.
+
+    A list field reports a bad item as {index: [messages]}; printed as it came, that read
+    "agents: 0". Here it names the value the person typed and says why it is refused.
+    """
+    shown: dict[str, list[str]] = {}
+    for field, detail in errors.items():
+        if isinstance(detail, dict):
+            items = submitted.get(field) or []
+            lines = []
+            for index, item_errors in sorted(detail.items()):
+                value = items[index] if isinstance(index, int) and index < len(items) else ""
+                why = " ".join(str(m) for m in item_errors)
+                lines.append(f"“{value}” is not a valid {LIST_ITEM_NOUNS.get(field, 'value')}: {why}")
+            shown[field] = lines
+        else:
+            shown[field] = [str(m) for m in detail]
+    return shown
+
+
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def keys(request: HttpRequest) -> HttpResponse:
     """List keys; POST creates one and shows its secret once, in this response only."""
     extra: dict[str, object] = {}
     if request.method == "POST":
-        spec = KeySpecSerializer(data={
+        data = {
             "kind": request.POST.get("kind", ""),
             "name": request.POST.get("name", ""),
             "read_only": request.POST.get("read_only") == "on",
             "agents": _split(request.POST.get("agents", "")),
             **({"read_policies": p} if (p := _split(request.POST.get("read_policies", ""))) else {}),
             **({"write_policies": p} if (p := _split(request.POST.get("write_policies", ""))) else {}),
-        })
+        }
+        spec = KeySpecSerializer(data=data)
         if spec.is_valid():
             try:
                 key, raw = apikey_create(
@@ -99,7 +131,7 @@ def keys(request: HttpRequest) -> HttpResponse:
             except TenantLimitReached as exc:
                 extra = {"errors": {exc.details["limit"]: [exc.message]}, "form_data": request.POST}
         else:
-            extra = {"errors": spec.errors, "form_data": request.POST}
+            extra = {"errors": key_form_errors(spec.errors, data), "form_data": request.POST}
     template = "tenants/keys.html#key-panel" if request.htmx else "tenants/keys.html"
     response = TemplateResponse(request, template, _keys_context(request, **extra))
     if "new_key" in extra:

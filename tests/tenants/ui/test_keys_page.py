@@ -78,3 +78,26 @@ def test_revoking_needs_post(alice, acme, make_key, client):
     key, _ = make_key(acme)
     client.force_login(alice)
     assert client.get(f"/t/acme/keys/{key.public_id}/revoke").status_code == 405
+
+
+def test_an_invalid_agent_slug_is_named_next_to_its_field(alice, client):
+    client.force_login(alice)
+    response = client.post("/t/acme/keys/", {"kind": "agent", "name": "bot", "agents": "support, Not Valid"},
+                           headers={"HX-Request": "true"})
+    html = response.content.decode()
+    error = re.search(r'<span class="error" id="agents-error" data-testid="agents-error">(.*?)</span>', html).group(1)
+    assert error == "“Not Valid” is not a valid agent slug: Agent slugs are 1-64 characters of [a-z0-9-]."
+    assert 'aria-invalid="true" aria-describedby="agents-error"' in html
+    assert "agents: 0" not in html
+    # What was typed stays in the form, the kind included.
+    assert 'value="support, Not Valid"' in html and '<option value="agent" selected>' in html
+    assert not ApiKey.objects.exists()
+
+
+def test_each_bad_field_gets_its_own_message(alice, client):
+    client.force_login(alice)
+    html = client.post("/t/acme/keys/", {"kind": "robot", "read_policies": "ok, b@d, ok"}).content.decode()
+    assert 'data-testid="kind-error">&quot;robot&quot; is not a valid choice.</span>' in html
+    policies = re.search(r'data-testid="read_policies-error">(.*?)</span>', html).group(1)
+    assert "“b@d” is not a valid policy name: Policy names match" in policies
+    assert 'data-testid="agents-error"' not in html
