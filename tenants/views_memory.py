@@ -22,8 +22,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memoryhub.actors import Actor
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
-from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import WriteOutcome, memory_undo, memory_write, pending_count, volume_for
+from tenants.memory_ui_text import ui_message
 from tenants.models import MemoryVersion, MemoryVolume, Origin, Role, Tenant
 from tenants.ui import tenant_view
 
@@ -95,6 +95,9 @@ class StorePanel:
     error: str = ""
     add_draft: str = ""
     add_error: str = ""
+    # The error is about the store's cap: the page adds how to raise it (a link for admins).
+    cap_hint: bool = False
+    add_cap_hint: bool = False
     notice: str = ""
     notice_is_error: bool = False
     conflict_draft: str = ""  # the person's text, kept visible when a conflict refused it
@@ -200,12 +203,6 @@ def _entry_at(index: int | None) -> Callable[[list[str]], str]:
     return pick
 
 
-def _ui_message(error: MemoryRuleError, target: str) -> str:
-    """The service's message. (Matching errors cannot happen here: the entry is aimed at whole
-    and was read under the same lock as the write.)"""
-    return error.message
-
-
 def _stale_panel(request: HttpRequest, target: str, *, what: str, **state: Any) -> StorePanel:
     volume = volume_for(tenant_of(request))
     notice = (f"{FILE_NAMES[target]} changed since this page was loaded; it is now at version "
@@ -237,7 +234,11 @@ def memory_entry_edit(request: HttpRequest, target: str) -> HttpResponse:
                                                    conflict_draft=draft))
     volume = volume_for(tenant_of(request))
     if outcome.error is not None:
-        panel = store_panel(volume, target, editing=index, draft=draft, error=_ui_message(outcome.error, target))
+        entries = volume.entries(target)
+        data = ({"action": "replace", "old_text": entries[index], "content": draft}
+                if index is not None and 0 <= index < len(entries) else None)
+        message, cap_hint = ui_message(outcome.error, volume, target, data)
+        panel = store_panel(volume, target, editing=index, draft=draft, error=message, cap_hint=cap_hint)
         return _render_store(request, panel)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
                          changed=outcome.version is not None)
@@ -257,7 +258,7 @@ def memory_entry_remove(request: HttpRequest, target: str) -> HttpResponse:
         return _render_store(request, _stale_panel(request, target, what="Nothing was deleted."))
     volume = volume_for(tenant_of(request))
     if outcome.error is not None:
-        panel = store_panel(volume, target, notice=_ui_message(outcome.error, target), notice_is_error=True)
+        panel = store_panel(volume, target, notice=ui_message(outcome.error, volume, target)[0], notice_is_error=True)
         return _render_store(request, panel)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
                          changed=outcome.version is not None)
@@ -279,7 +280,8 @@ def memory_entry_add(request: HttpRequest, target: str) -> HttpResponse:
                                                    add_draft=draft))
     volume = volume_for(tenant_of(request))
     if outcome.error is not None:
-        panel = store_panel(volume, target, add_draft=draft, add_error=_ui_message(outcome.error, target))
+        message, cap_hint = ui_message(outcome.error, volume, target, {"action": "add", "content": draft})
+        panel = store_panel(volume, target, add_draft=draft, add_error=message, add_cap_hint=cap_hint)
         return _render_store(request, panel)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
                          changed=outcome.version is not None)
