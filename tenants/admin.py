@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -11,7 +12,6 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from atoms.models import Atom
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.api.keys import KeySpecSerializer
@@ -82,7 +82,8 @@ class TenantAdmin(AuditedAdmin):
                     member_count=_count_per_tenant(Membership.objects.all()),
                     active_key_count=_count_per_tenant(ApiKey.objects.filter(revoked_at__isnull=True)),
                     kv_entry_count=_count_per_tenant(KvEntry.objects.all(), "agent__tenant"),
-                    atom_total=_count_per_tenant(Atom.objects.all()),
+                    # By app label: tenants must not import atoms, which builds on it.
+                    atom_total=_count_per_tenant(apps.get_model("atoms", "Atom").objects.all()),
                 ))
 
     @admin.display(description="Members", ordering="member_count")
