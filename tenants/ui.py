@@ -35,10 +35,11 @@ def tenant_view(min_role: str) -> Callable[[View], View]:
             )
             if membership is None:
                 raise Http404("No such tenant.")
-            if not membership.has_role(min_role):
-                raise PermissionDenied(f"This page needs the {min_role} role.")
+            # Set before the role check: the 403 page keeps the member's tenant navigation.
             request.tenant = membership.tenant  # type: ignore[attr-defined]
             request.membership = membership  # type: ignore[attr-defined]
+            if not membership.has_role(min_role):
+                raise PermissionDenied(f"This page needs the {min_role} role.")
             request.session[CURRENT_TENANT_SESSION_KEY] = slug
             return view(request, *args, **kwargs)
 
