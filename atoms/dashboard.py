@@ -74,7 +74,8 @@ def atoms_today(day: Day) -> StoreDay:
     return StoreDay("Atoms", "today-atoms", {
         "writes": Cell(counts["written"], reverse("atoms", args=[slug])),
         "approvals": Cell(day.count("atoms.approve"), day.audit_url(action="atoms.approve")),
-        "rejections": Cell(day.count("atoms.reject"), day.audit_url(action="atoms.reject")),
+        # Rejected atoms stay listed under their review status; an approved one is just visible.
+        "rejections": Cell(day.count("atoms.reject"), reverse("atoms", args=[slug]) + "?review=rejected"),
         "quarantines": Cell(counts["quarantined"], reverse("atoms-quarantine", args=[slug])),
         "purges": Cell(day.count("atoms.purge"), day.audit_url(action="atoms.purge")),
     })

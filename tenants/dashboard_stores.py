@@ -58,8 +58,9 @@ def memory_queues(tenant: Tenant) -> list[Queue]:
                   "quarantine-memory", kind="quarantine")]
 
 
-def _decided_url(day: Day, action: str) -> str:
-    return day.audit_url(action=action)
+def _decided_url(day: Day) -> str:
+    # The pending queue's Decided tab lists decisions newest first, so today's lead.
+    return reverse("memory-pending", args=[day.tenant.slug]) + "?show=decided"
 
 
 def memory_today(day: Day) -> StoreDay:
@@ -70,8 +71,8 @@ def memory_today(day: Day) -> StoreDay:
     return StoreDay("Memory files", "today-memory", {
         "writes": Cell(day.count_where(lambda a: a.startswith("memory.") and a.endswith(".write")),
                        day.audit_url(object_type="memory_store")),
-        "approvals": Cell(day.count("memory.approve"), _decided_url(day, "memory.approve")),
-        "rejections": Cell(day.count("memory.reject"), _decided_url(day, "memory.reject")),
+        "approvals": Cell(day.count("memory.approve"), _decided_url(day)),
+        "rejections": Cell(day.count("memory.reject"), _decided_url(day)),
         "quarantines": Cell(flagged, reverse("memory-findings", args=[day.tenant.slug])),
     })
 

@@ -116,12 +116,12 @@ def test_it_counts_todays_changes_per_store_and_links_to_the_items(carol, client
 
     assert link("today-kv-writes") == (f"/t/acme/audit/?action=kv.&since={today}", "4")
     assert link("today-memory-writes") == (f"/t/acme/audit/?object_type=memory_store&since={today}", "1")
-    assert link("today-memory-approvals") == (f"/t/acme/audit/?action=memory.approve&since={today}", "2")
-    assert link("today-memory-rejections") == (f"/t/acme/audit/?action=memory.reject&since={today}", "1")
+    assert link("today-memory-approvals") == ("/t/acme/memory/pending/?show=decided", "2")
+    assert link("today-memory-rejections") == ("/t/acme/memory/pending/?show=decided", "1")
     assert link("today-memory-quarantines") == ("/t/acme/memory/findings/", "1")
     assert link("today-atoms-writes") == ("/t/acme/atoms/", "2")
     assert link("today-atoms-approvals") == (f"/t/acme/audit/?action=atoms.approve&since={today}", "1")
-    assert link("today-atoms-rejections") == (f"/t/acme/audit/?action=atoms.reject&since={today}", "2")
+    assert link("today-atoms-rejections") == ("/t/acme/atoms/?review=rejected", "2")
     assert link("today-atoms-quarantines") == ("/t/acme/atoms/quarantine/", "1")
     assert link("today-atoms-purges") == (f"/t/acme/audit/?action=atoms.purge&since={today}", "1")
     # The largest count is a full bar; the others are drawn against it.
