@@ -253,6 +253,7 @@ UI: dict[str, UiCase] = {
     "t/<slug:slug>/atoms/<atomid:atom_id>/approve": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/atoms/<atomid:atom_id>/edit": UiCase({"POST": R}, NOT_FOUND, data=lambda w: {"text": "b was here"}),
     "t/<slug:slug>/atoms/<atomid:atom_id>/retire": UiCase({"POST": R}, NOT_FOUND),
+    "t/<slug:slug>/atoms/<atomid:atom_id>/reject": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/atoms/<atomid:atom_id>/restore": UiCase({"POST": R}, NOT_FOUND),
     # The purge pages of an atom B does not have: a preview or progress of nothing in B.
     "t/<slug:slug>/atoms/<str:atom_id>/purge": UiCase({"GET": A, "POST": A}, OWN,
