@@ -58,17 +58,15 @@ def tenant_settings_page(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _render(request, tenant)
     submission = settings_form.read_post(request.POST)
-    keep = {"texts": submission.texts, "was": submission.was}
-    parsable = {k: v for k, v in submission.payload.items() if k not in submission.errors}
-    errors = dict(submission.errors)
+    errors = dict(submission.errors)  # text that is not JSON never reaches the payload
     bound: list[serializers.ModelSerializer] = []
     try:
-        bound = settings_validate(tenant, parsable)
+        bound = settings_validate(tenant, submission.payload)
     except serializers.ValidationError as exc:
         errors.update(settings_form.field_errors(exc.detail))
     if errors:
         # Nothing is saved while any field is refused, as with a PATCH naming several problems.
-        return _render(request, tenant, errors=errors, **keep)
+        return _render(request, tenant, errors=errors, texts=submission.texts, was=submission.was)
     if not submission.payload:
         return _render(request, tenant, notice="Nothing changed.")
     before = settings_read(tenant)
