@@ -27,7 +27,7 @@ BOTTOM = 12
 ROW_H = 38  # a label line and a role line, with a gap to the next row
 NODE_R = 9
 CENTER_R = 22
-COLUMN_DX = 130  # the neighbour columns sit this far left and right of the centre
+COLUMN_DX = 116  # the neighbour columns sit this far left and right of the centre
 LABEL_GAP = 6  # between a circle and its label
 MARGIN = 6  # between a label and the picture's edge
 LOOP_ROOM = 64  # above the centre: a self-link's loop and its role
@@ -124,7 +124,7 @@ def char_width(char: str) -> float:
         return 0.86
     if char.isupper():
         return 0.78
-    return 0.66 if char.isascii() else 0.84
+    return 0.62 if char.isascii() else 0.84
 
 
 def text_width(text: str, size: float, weight: float = 1.0) -> float:
