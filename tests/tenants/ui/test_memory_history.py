@@ -25,7 +25,7 @@ def test_versions_are_listed_newest_first_with_added_and_removed_entries(carol, 
     assert html.index('data-testid="version-2"') < html.index('data-testid="version-1"')
     assert '<span aria-hidden="true">+ </span><span class="entry-text">B2</span>' in html
     assert '<span aria-hidden="true">\u2212 </span><span class="entry-text">B</span>' in html
-    assert '<dd data-testid="origin">import</dd>' in html and '<dd data-testid="actor">import</dd>' in html
+    assert '<dd data-testid="origin">import</dd>' in html and '<dd data-testid="actor"><span class="actor actor-system" title="import">system</span></dd>' in html
 
 
 def test_duplicates_and_reorders_are_diffed_as_such(carol, client, acme):
@@ -44,8 +44,8 @@ def test_an_approved_write_shows_its_origin_author_and_approver(bob, carol, clie
     client.force_login(carol)
     html = client.get(HISTORY).content.decode()
     assert '<dd data-testid="origin">foreground</dd>' in html
-    assert '<dd data-testid="actor">agent-bot</dd>' in html
-    assert '<dd data-testid="approved-by">user:bob</dd>' in html
+    assert '<dd data-testid="actor"><span class="actor actor-system" title="agent-bot">system</span></dd>' in html
+    assert '<dd data-testid="approved-by"><span class="actor actor-user" title="user:bob">bob</span></dd>' in html
     assert f"<dd>#{item.public_id}</dd>" in html
 
 

@@ -36,7 +36,7 @@ def test_the_queue_lists_pending_writes_oldest_first_with_their_details(carol, c
     html = response.content.decode()
     assert html.index(f'data-testid="pending-{older.public_id}"') < html.index(f'data-testid="pending-{newer.public_id}"')
     assert "add: likes tabs" in html and "already decided" not in html
-    assert '<span data-testid="author">agent-bot</span>' in html
+    assert '<span data-testid="author"><span class="actor actor-system" title="agent-bot">system</span></span>' in html
     assert "3\xa0hours ago" in html
     assert '<p class="error" data-testid="last-error">Last error: TARGET_CHANGED: gone</p>' in html
     assert '<span data-testid="origin">foreground</span>' in html
