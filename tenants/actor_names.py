@@ -1,6 +1,6 @@
 """Who did something, as a person reads it: a key's name, a username, or "system".
 
-Actors are stored as labels (docs/api.md "Actors"): `key:k_<prefix>` for an API key,
+Actors are stored as labels (docs/api.md "`GET /api/v1/audit`"): `key:k_<prefix>` for an API key,
 `user:<username>` for a person, anything else for the system (`import`, `files_sync`,
 `manage.py …`). KV writers are stored bare (`k_<prefix>`, `<username>`, `import`;
 docs/kv.md "Decisions the specification leaves open"). The page shows the name and keeps
