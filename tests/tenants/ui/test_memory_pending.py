@@ -231,3 +231,71 @@ def test_hostile_pending_text_is_escaped(bob, client, acme):
     html = client.get(PENDING).content.decode()
     assert "<img src=x" not in html and "</textarea></textarea>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;&lt;/textarea&gt;" in html
+
+
+# --- Compact items (docs/memory-files.md "Review UI") ------------------------------------------
+
+def card_of(html: str, item: PendingWrite) -> str:
+    start = html.index(f'data-testid="pending-{item.public_id}"')
+    return html[start:html.index("</section>", start)]
+
+
+def test_each_item_shows_the_stores_size_if_it_alone_were_approved_next(carol, client, acme):
+    seed(acme, "memory", ["Project uses npm", "stale"])  # 24 chars
+    add = stage(acme, {"action": "add", "content": "Deploys go through Argo CD"})
+    replace = stage(acme, {"action": "replace", "old_text": "npm", "content": "Project uses Bun"})
+    remove = stage(acme, {"action": "remove", "old_text": "stale"})
+    client.force_login(carol)
+    html = client.get(PENDING).content.decode()
+    assert 'data-testid="size-after">MEMORY.md after approval: 53 / 2,200</span>' in card_of(html, add)
+    assert 'data-testid="size-after">MEMORY.md after approval: 24 / 2,200</span>' in card_of(html, replace)
+    assert 'data-testid="size-after">MEMORY.md after approval: 16 / 2,200</span>' in card_of(html, remove)
+
+
+def test_an_item_over_the_cap_or_no_longer_applicable_is_marked(bob, client, acme):
+    seed(acme, "memory", ["User prefers dark mode"])
+    too_big = stage(acme, {"action": "add", "content": "x" * 10})
+    gone = stage(acme, {"action": "replace", "old_text": "dark", "content": "User prefers light mode"})
+    seed(acme, "memory", ["Something else"])
+    set_volume(acme, memory_limit=30)  # an admin lowered the cap after the items were staged
+    client.force_login(bob)
+    html = client.get(PENDING).content.decode()
+    assert ('<span class="size-after over" data-testid="size-after">MEMORY.md after approval: 27 / 30</span>'
+            not in card_of(html, too_big))
+    assert "MEMORY.md after approval: 27 / 30" in card_of(html, too_big)  # fits now: the seed shrank it
+    assert ('data-testid="size-after">MEMORY.md after approval: cannot be applied as it stands (TARGET_CHANGED)'
+            in card_of(html, gone))
+    seed(acme, "memory", ["y" * 25])
+    html = client.get(PENDING).content.decode()
+    assert ('<span class="size-after over" data-testid="size-after">MEMORY.md after approval: 38 / 30, over the cap'
+            in card_of(html, too_big))
+
+
+def test_a_long_change_is_cut_to_a_few_lines_with_the_full_text_behind_details(bob, client, acme):
+    long_text = " ".join(["Deploys go through Argo CD."] * 10)  # 279 chars
+    long_item = stage(acme, {"action": "add", "content": long_text})
+    batch = stage(acme, {"operations": [{"action": "add", "content": f"step {n}"} for n in range(1, 5)]})
+    short = stage(acme, {"action": "add", "content": "Project uses Bun"})
+    client.force_login(bob)
+    html = client.get(PENDING).content.decode()
+    card = card_of(html, long_item)
+    assert f'<span data-testid="content">{long_text[:159]}…</span>' in card
+    assert "<summary>Full text</summary>" in card
+    assert f'data-testid="full-content">{long_text}</span>' in card
+    card = card_of(html, batch)
+    assert card.count('data-testid="content"') == 3 and "… and 1 more step</li>" in card
+    assert 'data-testid="full-content">step 4</span>' in card
+    card = card_of(html, short)
+    assert '<span data-testid="content">Project uses Bun</span>' in card and "Full text" not in card
+
+
+def test_the_queue_loads_the_keys_script_and_offers_the_hint_to_reviewers_only(bob, carol, client, acme):
+    stage(acme, {"action": "add", "content": "x"})
+    client.force_login(bob)
+    html = client.get(PENDING).content.decode()
+    assert '<script src="/static/js/queue-keys.js" defer></script>' in html
+    assert '<div id="pending-panel" data-queue="j/k move · a approve · r reject">' in html
+    assert "data-queue-item" in html and "data-queue-approve" in html and "data-queue-reject" in html
+    client.force_login(carol)
+    html = client.get(PENDING).content.decode()
+    assert "data-queue=" not in html and "data-queue-approve" not in html
