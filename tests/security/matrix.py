@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenants.models import Role
+from tenants.models import Membership, Role
 from tests.security.world import AGENT, CANARY, ENTRY_KEY, NAMESPACE, World
 
 OWN = frozenset({"own"})
@@ -51,6 +51,8 @@ PARAMS: dict[str, Callable[[World], str]] = {
     # Atom pages and endpoints (t/<slug>/atoms/..., /api/v1/atoms/...).
     "atom_id": lambda w: w.atom_id,
     "ref": lambda w: w.atom_ref,
+    # A membership of tenant A (t/<slug>/members/<id>/...).
+    "member_id": lambda w: str(Membership.objects.filter(tenant=w.tenant).order_by("pk").values_list("pk", flat=True)[0]),
     # NEW PARAMETER NAMES GO HERE.
 }
 
@@ -261,6 +263,12 @@ UI: dict[str, UiCase] = {
     "t/<slug:slug>/atoms/<str:atom_id>/purge/progress": UiCase({"GET": A}, OWN),
     "t/<slug:slug>/atoms/<str:atom_id>/purge/resume": UiCase({"POST": A}, OWN),
     "t/<slug:slug>/atoms/<atomid:atom_id>/link-targets": UiCase({"GET": R}, NOT_FOUND, query=lambda w: {"q": ATOM_QUERY}),
+    # Tenant administration: B's admin adds no one of A's (an unknown username), and A's
+    # membership ids are unknown under B's slug.
+    "t/<slug:slug>/members/": UiCase({"GET": A, "POST": A}, OWN, data=lambda w: {"username": "b-newcomer", "role": "viewer"}),
+    "t/<slug:slug>/members/<int:member_id>/role": UiCase({"POST": A}, NOT_FOUND, data=lambda w: {"role": "viewer"}),
+    "t/<slug:slug>/members/<int:member_id>/remove": UiCase({"POST": A}, NOT_FOUND),
+    "t/<slug:slug>/settings/": UiCase({"GET": A, "POST": A}, OWN, data=lambda w: {"name": "b renamed"}),
     # NEW UI ENTRIES GO HERE.
 }
 
