@@ -58,7 +58,7 @@ def test_a_reviewer_approves_an_item(bob, client, acme):
     assert response.status_code == 200
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
-    assert html.lstrip().startswith('<div id="pending-panel"')
+    assert html.lstrip().startswith('<div id="pending-panel">')
     assert f"Approved #{item.public_id}: add: Project uses Bun" in html and "Nothing waiting for review." in html
     assert entries_of(acme) == ["Project uses Bun"]
     version = MemoryVersion.objects.get(volume__tenant=acme, target="memory", number=1)
@@ -294,7 +294,7 @@ def test_the_queue_loads_the_keys_script_and_offers_the_hint_to_reviewers_only(b
     client.force_login(bob)
     html = client.get(PENDING).content.decode()
     assert '<script src="/static/js/queue-keys.js" defer></script>' in html
-    assert '<div id="pending-panel" data-queue="j/k move · a approve · r reject">' in html
+    assert '<p class="muted" data-testid="pending-total" data-queue="j/k move · a approve · r reject">' in html
     assert "data-queue-item" in html and "data-queue-approve" in html and "data-queue-reject" in html
     client.force_login(carol)
     html = client.get(PENDING).content.decode()
