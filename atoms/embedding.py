@@ -136,13 +136,13 @@ def provider_spec(store: AtomStore) -> dict[str, Any] | None:
     spec = config.get("embedding", _UNSET)
     if spec is _UNSET:
         spec = settings.ATOMS_EMBEDDING_PROVIDER
-    return spec  # type: ignore[return-value]
+    return spec
 
 
 def _load(spec: dict[str, Any]) -> LoadedProvider:
     allowed = getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", [])
     name = spec.get("class")
-    if name not in allowed:
+    if not isinstance(name, str) or name not in allowed:
         raise ProviderUnavailable(f"embedding class {name!r} is not one of ATOMS_EMBEDDING_PROVIDERS")
     try:
         provider = import_string(name)(**(spec.get("options") or {}))
@@ -193,7 +193,7 @@ def describe(spec: dict[str, Any] | None) -> tuple[str, int] | None:
     if loaded is not None:
         return loaded.provider.id, loaded.provider.dimensions
     name = spec.get("class")
-    if name in getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", []) and not spec.get("options"):
+    if isinstance(name, str) and name in getattr(settings, "ATOMS_EMBEDDING_PROVIDERS", []) and not spec.get("options"):
         try:
             cls = import_string(name)
         except ImportError as exc:

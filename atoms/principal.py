@@ -11,7 +11,7 @@ from atoms.errors import denied, invalid
 from atoms.models import Atom
 from tenants.models import ApiKey, KeyKind, Tenant
 
-ACTOR_OF_KIND = {
+ACTOR_OF_KIND: dict[str, str] = {
     KeyKind.AGENT: "agent", KeyKind.INGEST: "input-adapter", KeyKind.HOST: "input-adapter",
     KeyKind.ADMIN: "input-adapter", KeyKind.REVIEWER: "human",
 }

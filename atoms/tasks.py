@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 from django.db import OperationalError
 
@@ -11,7 +13,7 @@ from memoryhub.enqueue import enqueue_now
 
 @shared_task(bind=True, name="atoms.purge_run", autoretry_for=(PurgeStorageError, OperationalError),
              max_retries=5, retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
-def purge_run(self, tenant_id: int, atom_id: str, username: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def purge_run(self: Any, tenant_id: int, atom_id: str, username: str) -> dict[str, object]:
     """Continue the pending purge of `atom_id` (raised by a person's confirmed request) in
     `maxWork` slices; queues itself again while work is left. Idempotent: a purge that is
     finished, or was never started, makes this a no-op."""

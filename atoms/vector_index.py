@@ -87,15 +87,22 @@ def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSn
         entries = IndexEntry.objects.filter(tenant_id=tenant_id, config=config)
         newest = entries.aggregate(top=Max("id"))["top"] or 0
         sample = entries.only("dimensions").first()
-        if sample is None and snapshot is None:
+        if sample is not None:
+            dimensions = sample.dimensions
+        elif snapshot is not None:
+            dimensions = snapshot.dimensions
+        else:
             return None
-        dimensions = sample.dimensions if sample else snapshot.dimensions  # type: ignore[union-attr]
         incremental = (not full and snapshot is not None and snapshot.dimensions == dimensions and path.exists())
-        if incremental and newest <= snapshot.built_through \
+        if incremental and snapshot is not None and newest <= snapshot.built_through \
                 and not VectorTombstone.objects.filter(tenant_id=tenant_id, config=config).exists():
             return snapshot
-        index = Index.restore(str(path)) if incremental else _new_index(dimensions)
-        start = snapshot.built_through if incremental else 0  # type: ignore[union-attr]
+        # usearch's own annotations say a restore may give None; its methods are untyped.
+        index: Any = Index.restore(str(path)) if incremental else None
+        if index is None:  # a full build, or a file usearch cannot read: build it whole
+            incremental = False
+            index = _new_index(dimensions)
+        start = snapshot.built_through if incremental and snapshot is not None else 0
         tombstones = list(VectorTombstone.objects.filter(tenant_id=tenant_id, config=config)
                           .values_list("id", "entry_id", "count"))
         if incremental:
@@ -143,7 +150,7 @@ def _open(snapshot: VectorIndexSnapshot) -> Any:
         if cached and cached[0] == snapshot.version:
             return cached[1]
         try:
-            index = Index.restore(snapshot.path, view=True)
+            index: Any = Index.restore(snapshot.path, view=True)
         except (OSError, RuntimeError, ValueError) as exc:
             logger.warning("vector index %s cannot be opened (%s); searching exactly", snapshot.path, exc)
             return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -13,13 +13,17 @@ class KeyLike(Protocol):
     """What an actor needs of an API key (tenants.models.ApiKey); a protocol, because the
     plumbing sits below the tenants app (docs/architecture.md "Layers")."""
 
-    pk: int
-    public_id: str
-    kind: str
-    created_by_id: int | None
-
     @property
-    def created_by(self) -> AbstractBaseUser: ...
+    def pk(self) -> Any: ...
+    @property
+    def public_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def created_by_id(self) -> int | None: ...
+    @property
+    def created_by(self) -> AbstractBaseUser | None: ...
+
 
 ActorKind = Literal["key", "user", "system"]
 
@@ -35,7 +39,7 @@ class Actor:
 
     @classmethod
     def for_key(cls, key: KeyLike) -> Actor:
-        holder = key.created_by.get_username() if key.kind == "reviewer" and key.created_by_id else None
+        holder = key.created_by.get_username() if key.kind == "reviewer" and key.created_by is not None else None
         return cls(kind="key", label=f"key:{key.public_id}", key_id=key.pk, on_behalf_of=holder)
 
     @classmethod

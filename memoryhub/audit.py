@@ -26,7 +26,7 @@ def audit_record(
     `before` / `after` are JSON-able snapshots; only their digests are stored.
     """
     return AuditEvent.objects.create(
-        tenant=tenant,
+        tenant_id=tenant.pk,
         actor_kind=actor.kind,
         actor_label=actor.label,
         actor_key_id=actor.key_id,

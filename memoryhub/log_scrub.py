@@ -213,7 +213,7 @@ def scrub(record: logging.LogRecord) -> None:
     than one handler with the filter."""
     if getattr(record, "scrubbed", False):
         return
-    record.scrubbed = True  # type: ignore[attr-defined]
+    record.scrubbed = True
     pairs: list[tuple[str, str]] = []
     request = getattr(record, "request", None)
     if isinstance(request, HttpRequest):
@@ -240,7 +240,7 @@ def scrub(record: logging.LogRecord) -> None:
     if record.name == "django.db.backends" and isinstance(record.args, tuple) and len(record.args) == 4:
         # "(%.3f) %s; args=%s; alias=%s": the statement has its parameters inlined.
         record.args = (record.args[0], "[statement withheld]", WITHHELD, record.args[3])
-        record.sql = record.params = WITHHELD  # type: ignore[attr-defined]
+        record.sql = record.params = WITHHELD
     record.msg = _clean(record.msg, replace)
     if record.args:
         record.args = _clean(record.args, replace)

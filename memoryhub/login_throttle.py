@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
@@ -98,7 +98,7 @@ class ThrottledModelBackend(ModelBackend):
     commands, the test client's login()) there is no client to count, so no throttle."""
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
-                     **kwargs: Any) -> AbstractBaseUser | None:
+                     **kwargs: Any) -> User | None:
         if request is None or not username:
             return super().authenticate(request, username=username, password=password, **kwargs)
         if locked_for(request, username) is not None:

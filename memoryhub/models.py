@@ -9,8 +9,8 @@ from memoryhub.public_ids import MAX_LENGTH, new_audit_id
 
 
 class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
-    def for_tenant(self, tenant: object) -> AuditEventQuerySet:
-        return self.filter(tenant=tenant)
+    def for_tenant(self, tenant: models.Model) -> AuditEventQuerySet:
+        return self.filter(tenant_id=tenant.pk)
 
 
 class AuditEvent(models.Model):

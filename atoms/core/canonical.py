@@ -38,7 +38,7 @@ _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n
 
 
 def _join_pair(match: re.Match[str]) -> str:
-    high, low = match.group()
+    high, low = match.group()[0], match.group()[1]
     return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 

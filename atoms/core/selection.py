@@ -337,8 +337,8 @@ def select(
     final = fresh()
     final.commit(final.trial(order))
     left_out = tuple(root for root in roots if root not in chosen)
-    alone = {root: fresh().trial(members[root]) for root in left_out}
-    oversized = [alone[root].cost for root in roots if root in alone and alone[root].cost > token_budget]
+    solo = {root: fresh().trial(members[root]) for root in left_out}
+    oversized = [solo[root].cost for root in roots if root in solo and solo[root].cost > token_budget]
     return Selection(
         selected=tuple(order),
         nodes=tuple(layout.nodes[key] for key in order),
@@ -353,7 +353,7 @@ def select(
         baseline_complete=baseline_complete,
         stop=_stop(final, left_out, members, budget, complete=complete, deadline=deadline),
         minimum_tokens=min(oversized) if oversized else None,
-        cursor=any(alone[root].cost <= token_budget and alone[root].count <= size_budget for root in left_out),
+        cursor=any(solo[root].cost <= token_budget and solo[root].count <= size_budget for root in left_out),
         left_out=left_out,
         blocked=blocked,
         text_bytes=final.text_bytes,

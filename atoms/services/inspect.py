@@ -179,7 +179,7 @@ def _resume(binding: Binding, request: Any, options: InspectOptions, root: Revis
         return 0
     page = open_cursor(binding=binding, kind="inspect", request=request, cursor=options.cursor)
     offset = page.get("offset")
-    if not _is_int(offset) or not 0 <= offset <= len(neighbours) \
+    if not isinstance(offset, int) or not _is_int(offset) or not 0 <= offset <= len(neighbours) \
             or page.get("state") != _page_state(root, neighbours[:offset]):
         raise AtomError("CURSOR_EXPIRED", "The atom's neighbours changed since the cursor was issued.",
                         {"path": "options.cursor"})

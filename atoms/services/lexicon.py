@@ -71,10 +71,10 @@ def _bump_terms(deltas: dict[tuple[int, str, str], int]) -> None:
                 gone[(tenant_id, policy)].append(term)
         for (tenant_id, policy), terms in gone.items():
             for start in range(0, len(terms), BATCH):
-                chunk = terms[start:start + BATCH]
+                names = terms[start:start + BATCH]
                 cursor.execute(
                     f"DELETE FROM {table} WHERE tenant_id = %s AND policy = %s AND docs <= 0 "  # noqa: S608
-                    f"AND term IN ({', '.join(['%s'] * len(chunk))})", [tenant_id, policy, *chunk])
+                    f"AND term IN ({', '.join(['%s'] * len(names))})", [tenant_id, policy, *names])
 
 
 def _bump_corpus(deltas: dict[tuple[int, str], tuple[int, int]]) -> None:

@@ -58,7 +58,7 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
         return Semantic(loaded=None, configured=True, pending=True)
     texts = signal_texts(kinds)
     semantic = Semantic(loaded=loaded, configured=True)
-    if not texts:
+    if not texts or loaded is None:
         return semantic
     try:
         matrix = loaded.encode(texts)

@@ -179,6 +179,8 @@ def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], 
     tenant = binding.principal.tenant
     previous = change.target
     if change.op == "create":
+        # atoms_write refused a binding without a write policy before planning.
+        assert binding.write_policy is not None
         atom = Atom.objects.create(id=change.atom_id, tenant=tenant, policy=binding.write_policy)
     else:
         atom = atoms[change.atom_id]

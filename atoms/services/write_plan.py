@@ -268,6 +268,6 @@ def plan_write(body: Any, binding: Binding) -> WritePlan:
     for index, (change, plan) in enumerate(zip(changes, plans, strict=True)):
         if "sources" in change:
             _resolve_sources(plan, index, change["sources"], binding)
-    plan = WritePlan(binding=binding, changes=plans, idempotency_key=idempotency_key, budget=budget)
-    plan.fingerprint = _fingerprint(plans)
-    return plan
+    write_plan = WritePlan(binding=binding, changes=plans, idempotency_key=idempotency_key, budget=budget)
+    write_plan.fingerprint = _fingerprint(plans)
+    return write_plan

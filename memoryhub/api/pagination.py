@@ -48,7 +48,7 @@ class CursorPagination(pagination.CursorPagination):
     def encode_cursor(self, cursor: pagination.Cursor) -> str:
         tokens: dict[str, Any] = {"o": cursor.offset, "r": cursor.reverse, "p": cursor.position}
         signed = signing.dumps(tokens, salt=self._scope, compress=True)
-        return replace_query_param(self.base_url, self.cursor_query_param, signed)
+        return replace_query_param(self.base_url or "", self.cursor_query_param, signed)
 
     def decode_cursor(self, request: Any) -> pagination.Cursor | None:
         encoded = request.query_params.get(self.cursor_query_param)
@@ -59,7 +59,10 @@ class CursorPagination(pagination.CursorPagination):
         except signing.BadSignature as exc:
             raise _bad_cursor() from exc
         offset, reverse, position = (tokens.get(name) if isinstance(tokens, dict) else None for name in "orp")
-        if not (_is_int(offset) and offset >= 0 and isinstance(reverse, bool)
+        if not (isinstance(offset, int) and _is_int(offset) and offset >= 0 and isinstance(reverse, bool)
                 and (position is None or isinstance(position, str))):
             raise _bad_cursor()
-        return pagination.Cursor(offset=min(offset, self.offset_cutoff), reverse=reverse, position=position)
+        # DRF's Cursor types `position` as an int, but its CursorPagination stores the
+        # ordering field's value there, a string for our public-id orderings.
+        return pagination.Cursor(offset=min(offset, self.offset_cutoff), reverse=reverse,
+                                 position=position)  # type: ignore[arg-type]

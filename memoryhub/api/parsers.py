@@ -13,7 +13,7 @@ keeps values as escaped JSON text, where U+0000 is harmless and allowed by its c
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from rest_framework.parsers import BaseParser
@@ -30,7 +30,7 @@ def character_error(message: str, location: str) -> InvalidCharacter:
     return InvalidCharacter(message, details={"location": location})
 
 
-def nul_allowed_for(parser_context: dict[str, Any] | None) -> Collection[str] | bool:
+def nul_allowed_for(parser_context: Mapping[str, Any] | None) -> Collection[str] | bool:
     view = (parser_context or {}).get("view")
     allowed: Collection[str] | bool = getattr(view, "body_nul_allowed", ())
     return allowed
@@ -39,16 +39,16 @@ def nul_allowed_for(parser_context: dict[str, Any] | None) -> Collection[str] | 
 class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
-    def read(self, stream: Any, parser_context: dict[str, Any] | None) -> bytes:
+    def read(self, stream: Any, parser_context: Mapping[str, Any] | None) -> bytes:
         return stream.read() if stream is not None else b""
 
-    def refuse(self, refused: strict_json.JsonRefused, parser_context: dict[str, Any] | None) -> Exception:
+    def refuse(self, refused: strict_json.JsonRefused, parser_context: Mapping[str, Any] | None) -> Exception:
         if refused.problem in ("nul", "surrogate"):
             return character_error(refused.message, "body")
         view = (parser_context or {}).get("view")
         return ApiError(refused.message, code=getattr(view, "parse_error_code", "INVALID_JSON"))
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         data = self.read(stream, parser_context)
         try:
             return strict_json.loads(data, nul_allowed_in=nul_allowed_for(parser_context))

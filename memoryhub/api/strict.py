@@ -224,8 +224,9 @@ class StrictSerializerExtension(OpenApiSerializerExtension):
                 # drf-spectacular states neither of these list rules, which the server enforces.
                 if not field.allow_empty:
                     prop.setdefault("minItems", 1)
-                if getattr(field, "max_length", None) is not None:
-                    prop.setdefault("maxItems", field.max_length)
+                max_length = getattr(field, "max_length", None)
+                if max_length is not None:
+                    prop.setdefault("maxItems", max_length)
                 if distinct_names in field.validators:
                     prop["uniqueItems"] = True
         return schema

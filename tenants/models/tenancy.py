@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
 
 SLUG_RE = r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$"
 slug_validator = RegexValidator(SLUG_RE, "Use 1-50 lowercase letters, digits and inner hyphens.")
@@ -52,8 +58,8 @@ class Tenant(models.Model):
     def effective_api_rate_per_minute(self) -> int:
         return self.api_rate_per_minute or settings.MEMORYHUB_DEFAULT_API_RATE_PER_MINUTE
 
-    def role_of(self, user: object) -> str | None:
-        membership = self.memberships.filter(user=user).only("role").first()
+    def role_of(self, user: AbstractBaseUser | AnonymousUser) -> str | None:
+        membership = self.memberships.filter(user_id=user.pk).only("role").first()
         return membership.role if membership else None
 
 
@@ -68,8 +74,8 @@ ROLE_RANK: dict[str, int] = {Role.VIEWER: 1, Role.REVIEWER: 2, Role.ADMIN: 3}
 
 
 class MembershipQuerySet(models.QuerySet["Membership"]):
-    def for_user(self, user: object) -> MembershipQuerySet:
-        return self.filter(user=user).select_related("tenant").order_by("tenant__slug")
+    def for_user(self, user: AbstractBaseUser | AnonymousUser) -> MembershipQuerySet:
+        return self.filter(user_id=user.pk).select_related("tenant").order_by("tenant__slug")
 
 
 class Membership(models.Model):
