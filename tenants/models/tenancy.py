@@ -46,6 +46,12 @@ class Tenant(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_READ_POLICIES_CEILING)],
         help_text="Most distinct Atom read policies its active keys may name together.",
     )
+    # Set by staff in the Django admin (docs/operations.md "Suspending a tenant"): while set,
+    # every API key of the tenant is refused and its web UI is read-only; nothing is deleted.
+    suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # A note for staff: never shown to members or API clients, never written to the audit log.
+    suspended_reason = models.CharField(max_length=200, blank=True,
+                                        help_text="Why the tenant is suspended; only staff see it.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -53,6 +59,10 @@ class Tenant(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def is_suspended(self) -> bool:
+        return self.suspended_at is not None
 
     @property
     def effective_api_rate_per_minute(self) -> int:
