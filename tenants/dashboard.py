@@ -182,8 +182,8 @@ def start_of_today() -> datetime:
 
 
 def today(tenant: Tenant) -> dict[str, Any]:
-    """"What changed today": one audit query shared by all stores plus what each store counts
-    from its own rows, so the number of queries does not grow with the events."""
+    """The "what changed today" table: one audit query shared by all stores plus what each
+    store counts from its own rows, so the number of queries does not grow with the events."""
     start = start_of_today()
     rows = (AuditEvent.objects.for_tenant(tenant).filter(created_at__gte=start)
             .values("action").annotate(n=Count("id")).order_by())
