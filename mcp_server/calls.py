@@ -52,7 +52,7 @@ def check_arguments(tool: ToolSpec, arguments: dict[str, Any]) -> None:
     if tool.body_limit is not None:
         size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         if size > tool.body_limit:
-            raise ApiError(f"The arguments exceed {tool.body_limit} bytes.", code="LIMIT_EXCEEDED", status=413,
+            raise ApiError(f"The arguments exceed {tool.body_limit} bytes.", code="LIMIT_EXCEEDED",
                            details={"limit": "body_bytes", "max": tool.body_limit, "actual": size})
     try:
         strict_json.check_value(arguments, nul_allowed_in=tool.nul_allowed)
@@ -67,7 +67,7 @@ def call_tool(key: ApiKey, name: str, arguments: dict[str, Any], context: WriteC
     family = tool.family if tool is not None else REST_FAMILY
     try:
         if tool is None:
-            raise ApiError("No such tool.", code="NOT_FOUND", status=404)
+            raise ApiError("No such tool.", code="NOT_FOUND")
         refused = tool.refusal(key)
         if refused is not None:
             raise refused

@@ -44,4 +44,4 @@ def read_resource(key: ApiKey, uri: str) -> Contents:
     match = SNAPSHOT_URI.match(uri)
     if match:
         return Contents(uri, "text/plain", session_of(key.tenant, match["session_id"]).snapshot)
-    raise ApiError("No such resource.", code="NOT_FOUND", status=404)
+    raise ApiError("No such resource.", code="NOT_FOUND")

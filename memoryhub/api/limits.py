@@ -16,6 +16,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from memoryhub.api.codes import STATUS
 from memoryhub.api.errors import error_body
 from memoryhub.api.middleware import API_PREFIX
 
@@ -38,5 +39,5 @@ class ApiBodyLimitMiddleware:
             if length > limit:
                 body = error_body("LIMIT_EXCEEDED", f"The request body exceeds {limit} bytes.",
                                   {"limit": "body_bytes", "max": limit, "actual": length})
-                return JsonResponse(body, status=413)
+                return JsonResponse(body, status=STATUS["LIMIT_EXCEEDED"])
         return self.get_response(request)

@@ -25,6 +25,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from memoryhub.api.codes import STATUS
 from memoryhub.api.errors import error_body
 from memoryhub.api.middleware import API_PREFIX
 
@@ -88,7 +89,8 @@ def bad_query(query_string: str) -> bool:
 def refusal(location: str) -> JsonResponse:
     message = (f"The request {'path' if location == 'path' else 'query string'} contains U+0000 or bytes "
                "that are not UTF-8 text (such as an encoded lone surrogate).")
-    return JsonResponse(error_body("INVALID_CHARACTER", message, {"location": location}), status=400)
+    return JsonResponse(error_body("INVALID_CHARACTER", message, {"location": location}),
+                        status=STATUS["INVALID_CHARACTER"])
 
 
 class UrlInputMiddleware:

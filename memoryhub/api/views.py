@@ -11,6 +11,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api.codes import STATUS
 from memoryhub.api.errors import NotFound, error_body
 from memoryhub.api.middleware import API_PREFIX
 
@@ -30,28 +31,28 @@ def unknown_route(request: Request, path: str = "") -> Response:
 # route pattern matches at all (one with a newline) or a request Django itself refuses.
 # Elsewhere Django's pages stay.
 
-def _api_error(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse | None:
+def _api_error(request: HttpRequest, code: str, message: str) -> HttpResponse | None:
     if not request.path.startswith(API_PREFIX):
         return None
-    return JsonResponse(error_body(code, message), status=status)
+    return JsonResponse(error_body(code, message), status=STATUS[code])
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _api_error(request, 400, "INVALID_REQUEST", "Bad request.") or defaults.bad_request(request, exception)
+    return _api_error(request, "INVALID_REQUEST", "Bad request.") or defaults.bad_request(request, exception)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return (_api_error(request, 403, "PERMISSION_DENIED", "You do not have permission to do this.")
+    return (_api_error(request, "PERMISSION_DENIED", "You do not have permission to do this.")
             or defaults.permission_denied(request, exception))
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _api_error(request, 404, "NOT_FOUND", "No API route matches this path.") or defaults.page_not_found(
+    return _api_error(request, "NOT_FOUND", "No API route matches this path.") or defaults.page_not_found(
         request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _api_error(request, 500, "INTERNAL", "Internal error.") or defaults.server_error(request)
+    return _api_error(request, "INTERNAL", "Internal error.") or defaults.server_error(request)
 
 
 class JsonErrors:

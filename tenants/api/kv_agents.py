@@ -51,7 +51,7 @@ def _within_key(view: KvAPIView, slug: str) -> None:
     """An admin key limited to some agents manages only those: any other slug is the same
     404 as a missing agent (docs/kv.md "Decisions the specification leaves open"), so the key learns nothing about agents outside it."""
     if not view.key.allows_agent(slug):
-        raise KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
+        raise KvError("AGENT_NOT_FOUND", "No such agent.")
 
 
 class AgentsView(KvAPIView):
@@ -91,7 +91,7 @@ class AgentDetailView(KvAPIView):
         _within_key(self, agent)
         found = Agent.objects.filter(tenant=self.tenant, slug=agent).first()
         if found is None:
-            raise KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
+            raise KvError("AGENT_NOT_FOUND", "No such agent.")
         with transaction.atomic():
             audit_record(tenant=self.tenant, actor=self.actor, action="kv.agent.delete", object_type="agent",
                          object_id=found.slug, before={"slug": found.slug})

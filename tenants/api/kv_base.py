@@ -28,7 +28,7 @@ class StrictJsonParser(StrictJSONParser):
         cap: int = settings.MEMORYHUB_KV_MAX_BODY_BYTES
         data: bytes = stream.read(cap + 1) if stream is not None else b""
         if len(data) > cap:
-            raise KvError("LIMIT_EXCEEDED", f"The request body exceeds {cap} bytes.", status=413,
+            raise KvError("LIMIT_EXCEEDED", f"The request body exceeds {cap} bytes.",
                           details={"limit": "body_bytes", "max": cap})
         return data
 

@@ -96,7 +96,7 @@ def _precondition(request: Request) -> Precondition | None:
 
 def _failed(exc: PreconditionMismatch) -> KvError:
     return KvError("PRECONDITION_FAILED", "The key's current version does not satisfy the precondition.",
-                   status=412, details={"current_version": exc.current_version})
+                   details={"current_version": exc.current_version})
 
 
 class NamespacesView(KvAPIView):
@@ -152,7 +152,7 @@ class _EntryBase(KvAPIView):
         namespace = _ns(ns)
         entry = kv_get(agent=self.resolve_agent(agent), namespace=namespace, key=key)
         if entry is None:
-            raise KvError("KEY_NOT_FOUND", "No such key.", status=404)
+            raise KvError("KEY_NOT_FOUND", "No such key.")
         return raw_json(entry_text(entry, namespace), ETag=f'"{entry.version}"')
 
     def _put(self, request: Request, agent: str, ns: str, key: str) -> HttpResponse:
@@ -177,7 +177,7 @@ class _EntryBase(KvAPIView):
         except PreconditionMismatch as exc:
             raise _failed(exc) from exc
         if not existed:
-            raise KvError("KEY_NOT_FOUND", "No such key.", status=404)
+            raise KvError("KEY_NOT_FOUND", "No such key.")
         return HttpResponse(status=204)
 
 
@@ -252,7 +252,7 @@ class ExportView(KvAPIView):
         text = namespace_export(agent=self.resolve_agent(agent), namespace=namespace)
         if (size := utf8_len(text)) > limits.response_bytes:
             raise KvError("LIMIT_EXCEEDED", "The export exceeds the response_bytes limit; use kv_export.",
-                          status=413, details={"limit": "response_bytes", "max": limits.response_bytes, "actual": size})
+                          details={"limit": "response_bytes", "max": limits.response_bytes, "actual": size})
         response = HttpResponse(text.encode("utf-8"), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{namespace}.json"'
         return response

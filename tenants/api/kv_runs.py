@@ -52,7 +52,7 @@ RUN_EXAMPLE = {"run_id": "9b2f6c1e-5d4a-4a57-8f0e-0c1d2e3f4a5b", "agent": "relea
 def _run(agent: Agent, run_id: str) -> KvRun:
     run = KvRun.objects.filter(agent=agent, run_id=run_id).select_related("agent").first()
     if run is None:
-        raise KvError("RUN_NOT_FOUND", "No such run for this agent.", status=404)
+        raise KvError("RUN_NOT_FOUND", "No such run for this agent.")
     return run
 
 

@@ -25,13 +25,13 @@ from tenants.models import MemorySession, MemoryVolume
 
 
 def rule_error(error: MemoryRuleError, details: dict[str, Any] | None = None) -> ApiError:
-    return ApiError(error.message, code=error.code, status=error.status, details=details or dict(error.extra))
+    return ApiError(error.message, code=error.code, details=details or dict(error.extra))
 
 
 def body_object(data: Any) -> dict[str, Any]:
     """An optional JSON-object body: an empty body is {}, anything but an object is refused."""
     if not isinstance(data, dict):
-        raise ApiError("Request not understood: the body must be a JSON object.", code="INVALID_REQUEST", status=400)
+        raise ApiError("Request not understood: the body must be a JSON object.", code="INVALID_REQUEST")
     return data
 
 

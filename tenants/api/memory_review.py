@@ -124,7 +124,7 @@ class PendingDetailView(PendingReadView):
         QueryParams.parse(request)  # none are known
         item = PendingWrite.objects.filter(volume=volume_for(self.tenant), public_id=pending_id).first()
         if item is None:
-            raise ApiError("No such pending item.", code="PENDING_NOT_FOUND", status=404)
+            raise ApiError("No such pending item.", code="PENDING_NOT_FOUND")
         return Response(pending_item(item, with_content=self.sees_content_of(item)))
 
 
@@ -179,6 +179,6 @@ class PendingApproveAllView(MemoryAPIView):
         target = body.get("target")
         if isinstance(target, str) and target not in TARGETS:
             raise ApiError(f"Target '{target}' is not valid; the targets are 'memory' and 'user'.",
-                           code="INVALID_TARGET", status=400)
+                           code="INVALID_TARGET")
         validated(ApproveAll, body)  # unknown fields, and a target that is null or not a string
         return Response(pending_approve_all(tenant=self.tenant, reviewer=self.actor, target=target))

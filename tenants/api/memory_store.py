@@ -176,7 +176,7 @@ class MemoryStoreView(MemoryAPIView):
 def _refusal(error: MemoryRuleError):
     from tenants.memory.service import WriteOutcome
 
-    return WriteOutcome({}, error.status, error)
+    return WriteOutcome({}, error=error)
 
 
 class HistoryCursor(CursorPagination):

@@ -26,7 +26,7 @@ def agent_for_key(*, key: ApiKey, slug: str, actor: Actor) -> Agent:
     own agent on first use (docs/kv.md "Implicit agents")."""
     if not AGENT_SLUG_RE.match(slug):
         raise KvError("INVALID_AGENT", "Agent slugs are 1-64 characters of [a-z0-9-].")
-    not_found = KvError("AGENT_NOT_FOUND", "No such agent.", status=404)
+    not_found = KvError("AGENT_NOT_FOUND", "No such agent.")
     if not key.allows_agent(slug):
         raise not_found
     agent = Agent.objects.filter(tenant=key.tenant, slug=slug).select_related("tenant").first()
@@ -47,7 +47,7 @@ def _expected(call: KvCall) -> Precondition | None:
 
 
 def _conflict(call: KvCall, current: int | None) -> KvError:
-    return KvError("VERSION_CONFLICT", "expected_version does not match the key's version.", status=409,
+    return KvError("VERSION_CONFLICT", "expected_version does not match the key's version.",
                    journaled=True, details={"expected": call.expected_version, "current": current or 0})
 
 

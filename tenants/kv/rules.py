@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryhub.api import strict_json
-from memoryhub.api.errors import ApiError
+from memoryhub.errors import DomainError
 
 VALID_ACTIONS: tuple[str, ...] = ("set", "get", "delete", "list", "clear")
 WRITE_ACTIONS = frozenset({"set", "delete", "clear"})
@@ -21,14 +21,15 @@ _NOT_NAMESPACE_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 AGENT_SLUG_RE = re.compile(r"^[a-z0-9-]{1,64}$")
 
 
-class KvError(ApiError):
-    """A KV error. `journaled` errors consume a run's seq and are recorded (docs/kv.md "Endpoints")."""
+class KvError(DomainError):
+    """A KV error. `journaled` errors consume a run's seq and are recorded (docs/kv.md "Endpoints")
+    with the status the API answers for their code (memoryhub/api/codes.py)."""
 
     journaled: bool = False
 
-    def __init__(self, code: str, message: str, *, status: int = 400, details: dict[str, Any] | None = None,
+    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None,
                  journaled: bool = False) -> None:
-        super().__init__(message, code=code, status=status, details=details)
+        super().__init__(code, message, details)
         self.journaled = journaled
 
 
@@ -103,7 +104,7 @@ class Limits:
 def limit_exceeded(limit: str, maximum: int, actual: int) -> KvError:
     return KvError(
         "LIMIT_EXCEEDED", f"The {limit} limit is {maximum}; this call needs {actual}.",
-        status=413, journaled=True, details={"limit": limit, "max": maximum, "actual": actual},
+        journaled=True, details={"limit": limit, "max": maximum, "actual": actual},
     )
 
 

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryhub.actors import Actor
+from memoryhub.api.codes import status_for
 from memoryhub.api.errors import ApiError
 from memoryhub.audit import audit_record
 from tenants.kv.rules import KvError, args_for_comparison, canonical
@@ -36,7 +37,8 @@ class CallOutcome:
 
 
 class ReplayedError(ApiError):
-    """A recorded error raised again on replay, with the replay header."""
+    """A recorded error raised again on replay, with the replay header. It answers the status
+    recorded with the call, not its code's row today: a replay repeats the recorded answer."""
 
     def __init__(self, record: KvJournalRecord) -> None:
         super().__init__(record.error_message, code=record.error_code, status=record.error_status or 400,
@@ -72,7 +74,7 @@ def _replay(run: KvRun, seq: int, args: dict[str, Any]) -> CallOutcome:
         details = {"seq": seq, "recorded": recorded_args, "received": args}
         if record.function != "memory" or recorded_args.get("action") != args.get("action") or not run.lax:
             raise KvError("REPLAY_DIVERGED", f"The call differs from the call recorded at seq {seq}.",
-                          status=409, details=details)
+                          details=details)
     if record.error_code:
         raise ReplayedError(record)
     warnings = [f"args differ from recorded call at seq {seq}"] if diverged else []
@@ -93,17 +95,17 @@ def journaled_call(
     with transaction.atomic():
         run = KvRun.objects.select_for_update().filter(agent=agent, run_id=run_id).first()
         if run is None:
-            raise KvError("RUN_NOT_FOUND", "No such run for this agent.", status=404)
+            raise KvError("RUN_NOT_FOUND", "No such run for this agent.")
         frontier = run.frontier
         if seq <= frontier:
             return _replay(run, seq, args)
         if run.mode == "verify" or verify_header:
             raise KvError("VERIFY_LIVE_CALL", f"Verify mode allows replays only; seq {seq} is past the recorded "
-                          f"frontier {frontier}.", status=409, details={"frontier": frontier})
+                          f"frontier {frontier}.", details={"frontier": frontier})
         if run.closed_at is not None:
-            raise KvError("RUN_CLOSED", "The run is closed; only replays are allowed.", status=409)
+            raise KvError("RUN_CLOSED", "The run is closed; only replays are allowed.")
         if seq > frontier + 1:
-            raise KvError("SEQ_GAP", f"The next seq of this run is {frontier + 1}.", status=409,
+            raise KvError("SEQ_GAP", f"The next seq of this run is {frontier + 1}.",
                           details={"expected": frontier + 1})
         started = time.perf_counter()
         record = KvJournalRecord(run=run, seq=seq, args=canonical(args), timestamp=timezone.now())
@@ -118,7 +120,7 @@ def journaled_call(
             if not exc.journaled:
                 raise
             failure = exc
-            record.error_status, record.error_code = exc.status, exc.code
+            record.error_status, record.error_code = status_for(exc), exc.code
             record.error_message, record.error_details = exc.message, exc.details
         record.duration_ms = int((time.perf_counter() - started) * 1000)
         record.save()

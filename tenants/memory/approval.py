@@ -48,9 +48,9 @@ def _decidable(volume_id: int, pending_id: str) -> PendingWrite | WriteOutcome:
     """The locked pending item (by its public id), or the refusal to answer with."""
     pending = PendingWrite.objects.select_for_update().filter(volume_id=volume_id, public_id=pending_id).first()
     if pending is None:
-        return WriteOutcome({}, 404, MemoryRuleError("PENDING_NOT_FOUND", "No such pending item.", 404))
+        return WriteOutcome({}, error=MemoryRuleError("PENDING_NOT_FOUND", "No such pending item."))
     if pending.status != "pending":
-        return WriteOutcome({}, 409, MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}.", 409))
+        return WriteOutcome({}, error=MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}."))
     return pending
 
 
@@ -68,7 +68,7 @@ def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: d
                 payload = rules.redacted(rules.parse_request(edited_payload(pending, edit), pending.target),
                                          volume.secrets).payload()
             except MemoryRuleError as exc:
-                return WriteOutcome({}, exc.status, exc)
+                return WriteOutcome({}, error=exc)
             if pending.original_payload is None:
                 pending.original_payload = pending.payload
             pending.payload = payload
@@ -79,7 +79,7 @@ def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: d
         except MemoryRuleError as exc:
             # Only the error is kept: a refused edit must not replace the pending content.
             PendingWrite.objects.filter(pk=pending.pk).update(last_error={"code": exc.code, "message": exc.message})
-            return WriteOutcome({}, exc.status, exc)
+            return WriteOutcome({}, error=exc)
         number = volume.version(pending.target)
         if plan.entries is not None:
             number = commit_entries(volume=volume, target=pending.target, entries=plan.entries, origin=pending.origin,

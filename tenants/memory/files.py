@@ -284,24 +284,20 @@ class DriftResolution:
     backup: str | None
 
 
-def _drift_error(code: str, message: str, status: int = 409) -> MemoryRuleError:
-    return MemoryRuleError(code, message, status)
-
-
 def _drifted_volume(tenant: Tenant, target: str) -> tuple[MemoryVolume, dict[str, Any], Path]:
     """Lock the volume (inside the caller's transaction) and check there is drift to resolve."""
     from tenants.memory.service import _locked
 
     if target not in rules.TARGETS:
-        raise _drift_error("INVALID_TARGET", f"Target '{target}' is not valid; the targets are 'memory' and 'user'.", 400)
+        raise MemoryRuleError("INVALID_TARGET", f"Target '{target}' is not valid; the targets are 'memory' and 'user'.")
     volume = _locked(tenant)
     drift = getattr(volume, f"{target}_drift")
     if not drift:
-        raise _drift_error("NOT_DRIFTED", f"{FILE_NAMES[target]} on disk matches the database; nothing to resolve.")
+        raise MemoryRuleError("NOT_DRIFTED", f"{FILE_NAMES[target]} on disk matches the database; nothing to resolve.")
     try:
         folder = tenant_folder(volume.tenant)
     except VolumeFolderError as exc:
-        raise _drift_error("DISK_UNAVAILABLE", f"The tenant's folder cannot be used: {exc}.", 503) from exc
+        raise MemoryRuleError("DISK_UNAVAILABLE", f"The tenant's folder cannot be used: {exc}.") from exc
     return volume, drift, folder
 
 
@@ -316,7 +312,7 @@ def _write_resolved(volume: MemoryVolume, target: str, folder: Path, drift: dict
             write_atomic(folder / backup, read.data)
         write_atomic(folder / FILE_NAMES[target], data)
     except OSError as exc:
-        raise _drift_error("DISK_ERROR", f"Writing {FILE_NAMES[target]} failed: {exc.strerror or exc}.", 503) from exc
+        raise MemoryRuleError("DISK_ERROR", f"Writing {FILE_NAMES[target]} failed: {exc.strerror or exc}.") from exc
     _set(volume, target, digest=sha256_hex(data), drift=None)
     return backup
 
@@ -333,13 +329,13 @@ def drift_import_disk(*, tenant: Tenant, target: str, actor: Actor, disk_digest:
         name = FILE_NAMES[target]
         read = read_disk(folder / name)
         if not read.exists:
-            raise _drift_error("DISK_MISSING", f"{name} is no longer on disk; overwrite the disk to write the "
-                               "database state.")
+            raise MemoryRuleError("DISK_MISSING", f"{name} is no longer on disk; overwrite the disk to write the "
+                                  "database state.")
         if read.data is None:
-            raise _drift_error("DISK_UNREADABLE", f"{name} cannot be read ({read.error}); fix the file or overwrite "
-                               "the disk.", 422)
+            raise MemoryRuleError("DISK_UNREADABLE", f"{name} cannot be read ({read.error}); fix the file or "
+                                  "overwrite the disk.")
         if disk_digest is not None and read.digest != disk_digest:
-            raise _drift_error("DISK_CHANGED", f"{name} changed on disk since it was shown; review it again.")
+            raise MemoryRuleError("DISK_CHANGED", f"{name} changed on disk since it was shown; review it again.")
         current = volume.entries(target)
         try:
             entries = clean_entries(parse_file(read.data).entries, volume.secrets)

@@ -28,8 +28,8 @@ class EntryProblem(MemoryRuleError):
     """A file that cannot be imported: `entry` is the 1-based entry number, or None when
     the problem is the file as a whole (unreadable, over the limit, store not empty)."""
 
-    def __init__(self, code: str, message: str, *, entry: int | None = None, status: int = 422, **extra: object) -> None:
-        super().__init__(code, message, status, entry=entry, **extra)
+    def __init__(self, code: str, message: str, *, entry: int | None = None, **extra: object) -> None:
+        super().__init__(code, message, entry=entry, **extra)
         self.entry = entry
 
 
@@ -206,7 +206,7 @@ def _check_one(volume: MemoryVolume, target: str, data: bytes, *, replace: bool,
                               unchanged=entries == current, disk_digest=sha256_hex(data))
         if current and not replace and not outcome.unchanged:
             raise EntryProblem("STORE_NOT_EMPTY", f"The {target} store already holds {len(current)} entries; "
-                               "use --replace to replace them.", status=409)
+                               "use --replace to replace them.")
         limit = volume.limit(target)
         new_limit = limit_for(entries, current, limit, target, raise_limit=raise_limits)
         outcome.limit_raised_to = new_limit if new_limit != limit else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryhub import threats
+from memoryhub.errors import DomainError
 
 SEPARATOR = "\n§\n"
 TARGETS = ("memory", "user")
@@ -42,23 +43,27 @@ def preview(text: str, width: int = 80) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
-class MemoryRuleError(Exception):
-    """A refused write: `code`, English `message`, REST `status` and extra result fields."""
+class MemoryRuleError(DomainError):
+    """A refused write: `code`, English `message` and the extra result fields (`details`, also
+    named `extra`: a tool result carries them beside `success: false`). The REST status is the
+    code's row in memoryhub/api/codes.py."""
 
-    def __init__(self, code: str, message: str, status: int, **extra: Any) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
-        self.extra = {k: v for k, v in extra.items() if v is not None}
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(code, message, {k: v for k, v in extra.items() if v is not None})
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return self.details
 
 
 def invalid(detail: str) -> MemoryRuleError:
-    return MemoryRuleError("INVALID_REQUEST", f"Request not understood: {detail}.", 400)
+    return MemoryRuleError("INVALID_REQUEST", f"Request not understood: {detail}.")
 
 
 def unknown_action(action: Any) -> MemoryRuleError:
     return MemoryRuleError(
         "UNKNOWN_ACTION",
-        f"Action '{action}' is not supported. Valid: add, replace, remove, list, or an operations list.", 400,
+        f"Action '{action}' is not supported. Valid: add, replace, remove, list, or an operations list.",
     )
 
 
@@ -115,7 +120,7 @@ def parse_target(raw: Any, *, tool_form: bool) -> str:
     if raw is None and tool_form:
         return "memory"
     if raw not in TARGETS:
-        raise MemoryRuleError("INVALID_TARGET", f"Target '{raw}' is not valid; the targets are 'memory' and 'user'.", 400)
+        raise MemoryRuleError("INVALID_TARGET", f"Target '{raw}' is not valid; the targets are 'memory' and 'user'.")
     return str(raw)
 
 
@@ -133,7 +138,7 @@ def parse_request(data: Any, target: str) -> WriteRequest:
         if len(operations) > MAX_OPERATIONS:
             raise invalid(f"at most {MAX_OPERATIONS} operations per batch, got {len(operations)}")
         if not operations:
-            raise MemoryRuleError("BATCH_EMPTY", "The operations list is empty; send at least one.", 400)
+            raise MemoryRuleError("BATCH_EMPTY", "The operations list is empty; send at least one.")
         steps = []
         for index, operation in enumerate(operations, start=1):
             if not isinstance(operation, dict):
@@ -175,19 +180,19 @@ def _clean(step: Step, secrets: Sequence[str]) -> tuple[str | None, str | None]:
         raise MemoryRuleError(
             "OLD_TEXT_EMPTY",
             f"No old_text given. '{step.action}' needs a short piece of text found in exactly one entry; "
-            "pick one from current_entries and call again.", 400,
+            "pick one from current_entries and call again.",
         )
     if step.action in ("add", "replace"):
         if not content:
             message = ("Nothing to save: content is missing or blank." if step.action == "add"
                        else "The replacement text is blank. To delete an entry, call 'remove'.")
-            raise MemoryRuleError("CONTENT_EMPTY", message, 400)
+            raise MemoryRuleError("CONTENT_EMPTY", message)
         content = threats.redact(content, secrets)
         if SEPARATOR in content or content.endswith("\n§"):
             raise MemoryRuleError(
                 "SEPARATOR_IN_CONTENT",
                 "The text contains the entry divider (a line holding only '§') and would be read back as several "
-                "entries. Reword that line.", 400,
+                "entries. Reword that line.",
             )
         finding = threats.first_finding(content)
         if finding is not None:
@@ -197,7 +202,7 @@ def _clean(step: Step, secrets: Sequence[str]) -> tuple[str | None, str | None]:
             else:
                 message = (f"Refused by scanner rule '{finding.pattern}': memory enters future system prompts, so it "
                            "may not instruct the model or move data out. Store the plain fact instead.")
-            raise MemoryRuleError("THREAT_BLOCKED", message, 422, pattern=finding.pattern, codepoint=finding.codepoint)
+            raise MemoryRuleError("THREAT_BLOCKED", message, pattern=finding.pattern, codepoint=finding.codepoint)
     return content, old
 
 
@@ -210,21 +215,20 @@ def _match(entries: list[str], old: str, target: str, pinned: str | None) -> int
         raise MemoryRuleError(
             "TARGET_CHANGED",
             f"Cannot approve: the entry this change aimed at ('{preview(pinned)}') no longer exists as it was. "
-            "Edit the item or reject it.", 409,
+            "Edit the item or reject it.",
         )
     hits = [i for i, entry in enumerate(entries) if old in entry]
     if not hits:
         raise MemoryRuleError(
             "NO_MATCH",
             f"No {target} entry contains '{old}'. Matching is exact and case-sensitive; copy text from current_entries.",
-            409,
         )
     distinct = list(dict.fromkeys(entries[i] for i in hits))
     if len(distinct) > 1:
         raise MemoryRuleError(
             "AMBIGUOUS_MATCH",
             f"'{old}' occurs in {len(distinct)} different entries. Use a longer piece found in only one (see matches).",
-            409, matches=[preview(e) for e in distinct],
+            matches=[preview(e) for e in distinct],
         )
     return hits[0]
 
@@ -233,7 +237,7 @@ def _entry_too_long(content: str, target: str, limit: int) -> MemoryRuleError:
     return MemoryRuleError(
         "ENTRY_TOO_LONG",
         f"This entry is {fmt(len(content))} chars but the whole {target} store is capped at {fmt(limit)}. "
-        "Freeing space cannot help; shorten the entry.", 422, entry_length=len(content),
+        "Freeing space cannot help; shorten the entry.", entry_length=len(content),
     )
 
 
@@ -287,7 +291,7 @@ def plan_write(request: WriteRequest, entries: list[str], limit: int, secrets: S
             else:
                 text = (f"The result would hold {fmt(size_of(after))}/{fmt(limit)} chars. Shorten the new text or trim "
                         "other entries first.")
-            raise MemoryRuleError("OVER_LIMIT", text, 422)
+            raise MemoryRuleError("OVER_LIMIT", text)
         return Plan(after, message, [matched])
     working, skipped, pins = list(entries), 0, []
     for index, step in enumerate(request.steps, start=1):
@@ -304,7 +308,7 @@ def plan_write(request: WriteRequest, entries: list[str], limit: int, secrets: S
         raise MemoryRuleError(
             "OVER_LIMIT",
             f"The result would hold {fmt(size_of(working))}/{fmt(limit)} chars. Shorten the new text or trim other "
-            f"entries first.{BATCH_SUFFIX}", 422,
+            f"entries first.{BATCH_SUFFIX}",
         )
     message = f"Applied all {len(request.steps)} operations."
     if skipped:

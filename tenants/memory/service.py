@@ -31,7 +31,8 @@ STAGED_NOTE = "This write is queued for review. Do not send it again."
 
 @dataclass
 class WriteOutcome:
-    """A success (`body`, HTTP 200 or 202 when staged) or a refusal (`error`)."""
+    """A success (`body`, HTTP 200 or 202 when staged) or a refusal (`error`, whose status is
+    its code's row in memoryhub/api/codes.py; `status` is not used then)."""
 
     body: dict[str, Any]
     status: int = 200
@@ -120,7 +121,7 @@ def memory_write(
             plan = rules.plan_write(request, volume.entries(target), volume.limit(target), volume.secrets,
                                     pinned=pinned)
         except MemoryRuleError as exc:
-            return WriteOutcome(body={}, status=exc.status, error=exc)
+            return WriteOutcome(body={}, error=exc)
         if plan.entries is None:  # no-op: duplicate add or same-text replace
             return WriteOutcome(success_body(volume, target, plan.message))
         if should_stage(volume.approval, origin):
@@ -161,7 +162,7 @@ def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reas
         else:
             row = MemoryVersion.objects.filter(volume=volume, target=target, number=version).first()
             if row is None:
-                return WriteOutcome({}, 404, MemoryRuleError("VERSION_NOT_FOUND", f"No {target} version {version}.", 404))
+                return WriteOutcome({}, error=MemoryRuleError("VERSION_NOT_FOUND", f"No {target} version {version}."))
             entries = list(row.entries)
         current = volume.entries(target)
         if entries == current:
@@ -172,13 +173,13 @@ def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reas
             finding = threats.first_finding(entry)
             if finding is not None:
                 error = MemoryRuleError("THREAT_BLOCKED", f"Refused by scanner rule '{finding.pattern}': that version "
-                                        "holds an entry memory may not keep.", 422, pattern=finding.pattern)
-                return WriteOutcome({}, 422, error)
+                                        "holds an entry memory may not keep.", pattern=finding.pattern)
+                return WriteOutcome({}, error=error)
         limit = volume.limit(target)
         if rules.size_of(entries) > limit and rules.size_of(entries) >= rules.size_of(current):
             error = MemoryRuleError("OVER_LIMIT", f"The result would hold {rules.fmt(rules.size_of(entries))}/"
-                                    f"{rules.fmt(limit)} chars. Shorten the new text or trim other entries first.", 422)
-            return WriteOutcome({}, 422, error)
+                                    f"{rules.fmt(limit)} chars. Shorten the new text or trim other entries first.")
+            return WriteOutcome({}, error=error)
         number = commit_entries(volume=volume, target=target, entries=entries, origin=Origin.HUMAN, actor=actor,
                                 reason=reason or f"restore version {version}")
         return WriteOutcome({"success": True, "version": number}, version=number)

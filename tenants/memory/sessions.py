@@ -8,8 +8,8 @@ from django.db import IntegrityError, transaction
 
 from memoryhub import threats
 from memoryhub.actors import Actor
-from memoryhub.api.errors import ApiError
 from memoryhub.digests import sha256_hex
+from memoryhub.errors import DomainError
 from tenants.memory import rules
 from tenants.memory.service import volume_for
 from tenants.models import MemorySession, MemoryVolume, Tenant, ThreatFinding
@@ -78,7 +78,7 @@ def session_of(tenant: Tenant, raw_id: str) -> MemorySession:
         key = None
     session = MemorySession.objects.filter(volume__tenant=tenant, pk=key).first() if key else None
     if session is None:
-        raise ApiError("No such session.", code="SESSION_NOT_FOUND", status=404)
+        raise DomainError("SESSION_NOT_FOUND", "No such session.")
     return session
 
 

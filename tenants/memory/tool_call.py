@@ -13,7 +13,8 @@ from typing import Any
 from django.core.cache import cache
 
 from memoryhub.actors import Actor
-from memoryhub.api.errors import ApiError, PermissionDenied
+from memoryhub.api.errors import PermissionDenied
+from memoryhub.errors import DomainError
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import WriteOutcome, error_fields, memory_write, pending_count, store_state, volume_for
@@ -54,8 +55,8 @@ def write_origin(key: ApiKey, header: str | None) -> str:
     if header is None:
         return Origin.FOREGROUND
     if header not in (Origin.FOREGROUND, Origin.REVIEW):
-        raise ApiError("Request not understood: X-Memoryhub-Origin must be 'foreground' or 'review'.",
-                       code="INVALID_REQUEST", status=400)
+        raise DomainError("INVALID_REQUEST",
+                          "Request not understood: X-Memoryhub-Origin must be 'foreground' or 'review'.")
     return header
 
 
@@ -65,11 +66,11 @@ def write_session(volume: MemoryVolume, raw: str | None) -> MemorySession | None
     try:
         session_id = uuid.UUID(raw)
     except ValueError as exc:
-        raise ApiError("Request not understood: X-Memoryhub-Session is not a session id.",
-                       code="INVALID_REQUEST", status=400) from exc
+        raise DomainError("INVALID_REQUEST",
+                          "Request not understood: X-Memoryhub-Session is not a session id.") from exc
     session = MemorySession.objects.filter(volume=volume, pk=session_id).first()
     if session is None:
-        raise ApiError("No such session.", code="SESSION_NOT_FOUND", status=404)
+        raise DomainError("SESSION_NOT_FOUND", "No such session.")
     return session
 
 
@@ -91,10 +92,10 @@ def count_outcome(outcome: WriteOutcome, *, tenant_id: int, context: WriteContex
     cause = outcome.error
     capped = MemoryRuleError(
         "RETRY_LIMIT", f"{failures} memory writes failed in a row this turn. Stop using memory until the next "
-        "turn and carry on with the user's request.", 429, cause_code=cause.code, done=True,
+        "turn and carry on with the user's request.", cause_code=cause.code, done=True,
         **{k: v for k, v in cause.extra.items() if k not in ("done",)},
     )
-    return WriteOutcome({}, 429, capped)
+    return WriteOutcome({}, error=capped)
 
 
 def tool_result(outcome: WriteOutcome, volume: MemoryVolume, target: str) -> dict[str, Any]:
@@ -122,7 +123,7 @@ def memory_tool_call(*, key: ApiKey, actor: Actor, data: Any, context: WriteCont
         args = {k: v for k, v in data.items() if k != "target"}
         parsed = rules.parse_request(args, target)
     except MemoryRuleError as exc:
-        outcome = count_outcome(WriteOutcome({}, exc.status, exc), tenant_id=key.tenant_id, context=context)
+        outcome = count_outcome(WriteOutcome({}, error=exc), tenant_id=key.tenant_id, context=context)
         return tool_result(outcome, volume, target)
     if parsed.action == "list":
         return {"success": True, **store_state(volume, target), "pending_count": pending_count(volume, target)}

@@ -8,18 +8,19 @@ from django.db.models import F
 from django.utils import timezone
 
 from memoryhub.actors import Actor
-from memoryhub.api.errors import ApiError
 from memoryhub.audit import audit_record
+from memoryhub.errors import DomainError
 from tenants.models import ApiKey, Tenant
 from tenants.models.keys import hash_key
 
 
-class TenantLimitReached(ApiError):
+class TenantLimitReached(DomainError):
     """A new key would take the tenant past `max_api_keys` or `max_read_policies`
-    (docs/api.md "Tenant settings"). 409: the request is fine, the tenant's state refuses it."""
+    (docs/api.md "Tenant settings"). Its code answers 409: the request is fine, the tenant's
+    state refuses it."""
 
-    status = 409
-    code = "TENANT_LIMIT_REACHED"
+    def __init__(self, message: str, *, details: dict[str, object]) -> None:
+        super().__init__("TENANT_LIMIT_REACHED", message, details)
 
 
 def _snapshot(key: ApiKey) -> dict[str, object]:

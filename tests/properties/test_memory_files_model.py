@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from memoryhub.api.codes import status_for
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import memory_undo, memory_write, store_state
@@ -304,7 +305,7 @@ class MemoryFilesMachine(RuleBasedStateMachine):
             if error.code == "OVER_LIMIT" and expected[0] == "refused" and "numbers" in expected[3]:
                 assert expected[3]["numbers"] in error.message, (error.message, expected)
                 extra["numbers"] = expected[3]["numbers"]
-            actual = ("refused", error.status, error.code, extra)
+            actual = ("refused", status_for(error), error.code, extra)
         assert actual == expected, data
         if after is not None:
             self.stores[target].history.append(after)
@@ -340,13 +341,13 @@ class MemoryFilesMachine(RuleBasedStateMachine):
         version = store.version - back if back <= store.version else store.version + back  # some do not exist
         outcome = memory_undo(tenant=self.tenant, target=target, version=version, actor=TEST_ACTOR)
         if version > store.version:
-            assert outcome.error is not None and (outcome.error.code, outcome.status) == ("VERSION_NOT_FOUND", 404)
+            assert outcome.error is not None and (outcome.error.code, status_for(outcome.error)) == ("VERSION_NOT_FOUND", 404)
             return
         wanted = store.history[version]
         if wanted == store.entries:
             assert outcome.error is None and outcome.body == {"success": True, "version": store.version}
         elif size(wanted) > store.limit and size(wanted) >= size(store.entries):
-            assert outcome.error is not None and (outcome.error.code, outcome.status) == ("OVER_LIMIT", 422)
+            assert outcome.error is not None and (outcome.error.code, status_for(outcome.error)) == ("OVER_LIMIT", 422)
         else:
             assert outcome.error is None and outcome.body == {"success": True, "version": store.version + 1}
             store.history.append(list(wanted))

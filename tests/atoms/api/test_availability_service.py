@@ -13,6 +13,7 @@ from atoms.core.availability import AdaptiveUse
 from atoms.errors import AtomError
 from atoms.models import AtomStore, UseState
 from atoms.services.availability import evaluated_at, model_for, use_values
+from memoryhub.api.codes import status_for
 from tests.atoms.models_for_tests import MODELS, CountingModel, model_config
 
 SUBJECT = "key:k_agent"
@@ -95,7 +96,7 @@ def test_state_of_another_model_id_is_state_invalidated(acme, store):
     put(acme, "revision:old", 3, 0, model_id="counting-v0")
     with pytest.raises(AtomError) as excinfo:
         use_values(acme, SUBJECT, ["default"], ["revision:a"], 0)  # even when that revision is not asked for
-    assert code_of(excinfo) == "STATE_INVALIDATED" and excinfo.value.status == 409
+    assert code_of(excinfo) == "STATE_INVALIDATED" and status_for(excinfo.value) == 409
     assert use_values(acme, SUBJECT, ["private"], ["revision:a"], 0) == {"revision:a": 0.0}
 
 
