@@ -59,9 +59,15 @@ def writer_label(actor: Actor) -> str:
     return actor.label.split(":", 1)[1] if actor.kind in {"key", "user"} else actor.label
 
 
+def namespace_audit_id(agent: Agent, namespace: str) -> str:
+    """How an audit row names a namespace: `agent/ns:<digest>`. Namespace and key names are
+    chosen by agents and may say what the memory holds, so audit rows keep only digests
+    (docs/operations.md "Audit log"); equal names still give equal ids."""
+    return f"{agent.slug}/ns:{sha256_hex(namespace)[:12]}"
+
+
 def entry_audit_id(agent: Agent, namespace: str, key: str) -> str:
-    # Audit rows name the key by digest: stored keys and values never reach logs.
-    return f"{agent.slug}/{namespace}#{sha256_hex(key)[:16]}"
+    return f"{namespace_audit_id(agent, namespace)}#{sha256_hex(key)[:16]}"
 
 
 def _audited(agent: Agent, entry: KvEntry, actor: Actor) -> KvEntry:
@@ -179,7 +185,7 @@ def kv_clear(*, agent: Agent, namespace: str, actor: Actor) -> int:
         KvNamespace.objects.filter(pk=counter.pk).update(key_count=0)
         if deleted:
             audit_record(tenant=agent.tenant, actor=actor, action="kv.clear", object_type="kv_namespace",
-                         object_id=f"{agent.slug}/{namespace}", before={"keys": deleted}, after={"keys": 0})
+                         object_id=namespace_audit_id(agent, namespace), before={"keys": deleted}, after={"keys": 0})
     return deleted
 
 
