@@ -74,7 +74,7 @@ def test_a_reviewer_edits_an_atom_and_sees_the_new_revision_and_the_diff(bob, ac
     assert notice.inner_text() == "Saved as a new revision."
     assert page.get_by_test_id("atom-text").inner_text() == "Alice takes her coffee black, with oat milk."
     newest = page.get_by_test_id("revision-2")
-    assert "user:bob" in newest.inner_text() and "revise" in newest.inner_text()
+    assert "bob" in newest.inner_text() and "revise" in newest.inner_text()  # the writer by name
     assert page.get_by_test_id("diff-summary").inner_text().startswith("Revision 1 → revision 2: 1 line added, 1 removed")
     assert page.locator("table.diff ins").first.inner_text() == ", with oat milk"
     assert page.locator("svg.atom-graph circle").count() == 6  # links were kept
