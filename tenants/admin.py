@@ -5,9 +5,13 @@ from typing import Any
 from django import forms
 from django.apps import apps
 from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.utils import unquote
+from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -16,12 +20,41 @@ from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.api.keys import KeySpecSerializer
 from tenants.memory.rules import size_of
-from tenants.models import Agent, ApiKey, KvEntry, Membership, Tenant
+from tenants.models import Agent, ApiKey, KvEntry, Membership, Role, Tenant
 from tenants.services.keys import TenantLimitReached, apikey_issue, apikey_limits_check, apikey_revoke
+from tenants.services.members import last_admin_refusal
+from tenants.services.suspension import tenant_suspend, tenant_unsuspend
+
+
+class MembershipFormSet(BaseInlineFormSet):
+    """The tenant page's members: removing or demoting the last admin is refused, as on the
+    Members page (tenants/services/members.py). The admin's change view is one transaction,
+    so the tenant row stays locked from this check until the rows are saved."""
+
+    def clean(self) -> None:
+        super().clean()
+        if self.instance.pk is None or any(self.errors):
+            return
+        leaving: list[int] = []
+        joining = 0
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None)
+            if not data:
+                continue
+            pk = form.instance.pk
+            if (self.can_delete and self._should_delete_form(form)) or data.get("role") != Role.ADMIN:
+                if pk is not None:
+                    leaving.append(pk)
+            elif pk is None or form.initial.get("role") != Role.ADMIN:
+                joining += 1
+        refusal = last_admin_refusal(tenant_id=self.instance.pk, leaving=leaving, joining=joining)
+        if refusal is not None:
+            raise forms.ValidationError(refusal)
 
 
 class MembershipInline(admin.TabularInline):
     model = Membership
+    formset = MembershipFormSet
     extra = 0
     autocomplete_fields = ["user"]
 
@@ -30,18 +63,23 @@ class AuditedAdmin(admin.ModelAdmin):
     """Admin edits are audited like every other write (the admin is a UI too)."""
 
     audit_type = ""
+    # Form fields whose values stay out of the audit row (a service audits the change itself).
+    unaudited_fields: tuple[str, ...] = ()
 
     def audit_tenant(self, obj: Any) -> Tenant:
         return obj.tenant
 
     def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
-        before = {name: str(form.initial.get(name)) for name in form.changed_data} if change else None
+        fields = [name for name in form.changed_data if name not in self.unaudited_fields]
         super().save_model(request, obj, form, change)
+        if change and not fields and form.changed_data:
+            return  # only unaudited fields changed
+        before = {name: str(form.initial.get(name)) for name in fields} if change else None
         audit_record(
             tenant=self.audit_tenant(obj), actor=Actor.for_user(request.user),
             action=f"{self.audit_type}.{'update' if change else 'create'}", object_type=self.audit_type,
             object_id=str(obj), before=before,
-            after={name: str(form.cleaned_data.get(name)) for name in form.changed_data},
+            after={name: str(form.cleaned_data.get(name)) for name in fields},
         )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
@@ -60,17 +98,70 @@ def _count_per_tenant(queryset: QuerySet[Any], tenant_path: str = "tenant") -> C
     return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
 
 
+class TenantForm(forms.ModelForm):
+    """The tenant page; `suspended` goes through tenant_suspend / tenant_unsuspend."""
+
+    suspended = forms.BooleanField(
+        required=False,
+        help_text="Refuse every API key of the tenant and make its web UI read-only; nothing is deleted "
+                  "(docs/operations.md \"Suspending a tenant\").")
+
+    class Meta:
+        model = Tenant
+        fields = ["slug", "name", "api_rate_per_minute", "max_api_keys", "max_read_policies", "suspended",
+                  "suspended_reason"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["suspended"].initial = self.instance.suspended_at is not None
+
+
 @admin.register(Tenant)
 class TenantAdmin(AuditedAdmin):
     audit_type = "tenant"
+    form = TenantForm
+    unaudited_fields = ("suspended", "suspended_reason")
     list_display = ["slug", "name", "members", "active_keys", "kv_entries", "memory_chars", "atom_count",
-                    "api_rate_per_minute", "max_api_keys", "max_read_policies", "created_at", "dashboard"]
+                    "api_rate_per_minute", "max_api_keys", "max_read_policies", "created_at", "suspended_since",
+                    "dashboard"]
+    list_filter = [("suspended_at", admin.EmptyFieldListFilter)]
     search_fields = ["slug", "name"]
-    readonly_fields = ["members", "active_keys", "kv_entries", "memory_chars", "atom_count", "dashboard"]
+    readonly_fields = ["suspended_at", "members", "active_keys", "kv_entries", "memory_chars", "atom_count",
+                       "dashboard"]
+    fieldsets = [
+        (None, {"fields": ["slug", "name", "api_rate_per_minute", "max_api_keys", "max_read_policies"]}),
+        ("Suspension", {"fields": ["suspended", "suspended_at", "suspended_reason"]}),
+        ("Usage", {"fields": ["members", "active_keys", "kv_entries", "memory_chars", "atom_count", "dashboard"]}),
+    ]
     inlines = [MembershipInline]
+    actions = ["suspend", "unsuspend"]
 
     def audit_tenant(self, obj: Any) -> Tenant:
         return obj
+
+    def save_model(self, request: HttpRequest, obj: Tenant, form: forms.ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        actor = Actor.for_user(request.user)
+        if form.cleaned_data.get("suspended"):
+            tenant_suspend(tenant=obj, actor=actor)
+        else:
+            tenant_unsuspend(tenant=obj, actor=actor)
+
+    @admin.action(description="Suspend selected tenants (refuse their API keys, read-only web UI)")
+    def suspend(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        actor = Actor.for_user(request.user)
+        count = sum(tenant_suspend(tenant=tenant, actor=actor) for tenant in queryset)
+        self.message_user(request, f"Suspended {count} tenant(s); add the reason on each tenant's page.")
+
+    @admin.action(description="Unsuspend selected tenants")
+    def unsuspend(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        actor = Actor.for_user(request.user)
+        count = sum(tenant_unsuspend(tenant=tenant, actor=actor) for tenant in queryset)
+        self.message_user(request, f"Lifted the suspension of {count} tenant(s).")
+
+    @admin.display(description="Suspended since", ordering="suspended_at")
+    def suspended_since(self, obj: Tenant) -> str:
+        return obj.suspended_at.strftime("%Y-%m-%d %H:%M UTC") if obj.suspended_at else "-"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
         # Memory sizes are counted in Python from the stored entries (the file form's length),
@@ -126,12 +217,68 @@ class TenantAdmin(AuditedAdmin):
                          object_type="membership", object_id=membership.user.get_username())
 
 
+class MembershipForm(forms.ModelForm):
+    """Demoting the last admin is refused (tenants/services/members.py); the change view is one
+    transaction, so the tenant stays locked until the row is saved."""
+
+    class Meta:
+        model = Membership
+        fields = ["tenant", "user", "role"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        old = self.instance
+        if old.pk is not None and self.initial.get("role") == Role.ADMIN and data.get("role") != Role.ADMIN:
+            refusal = last_admin_refusal(tenant_id=old.tenant_id, leaving=[old.pk])
+            if refusal is not None:
+                self.add_error("role", refusal)
+        return data
+
+
+def delete_memberships(modeladmin: MembershipAdmin, request: HttpRequest, queryset: QuerySet[Membership]) -> Any:
+    """Django's "delete selected", unless it would leave a tenant without an admin."""
+    with transaction.atomic():
+        by_tenant: dict[int, list[int]] = {}
+        for pk, tenant_id in queryset.values_list("pk", "tenant_id"):
+            by_tenant.setdefault(tenant_id, []).append(pk)
+        for tenant_id in sorted(by_tenant):  # one lock order for every request
+            refusal = last_admin_refusal(tenant_id=tenant_id, leaving=by_tenant[tenant_id])
+            if refusal is not None:
+                slug = Tenant.objects.only("slug").get(pk=tenant_id).slug
+                modeladmin.message_user(request, f"Nothing deleted. {slug}: {refusal}", messages.ERROR)
+                return None
+        return delete_selected(modeladmin, request, queryset)
+
+
 @admin.register(Membership)
 class MembershipAdmin(AuditedAdmin):
     audit_type = "membership"
+    form = MembershipForm
     list_display = ["user", "tenant", "role", "created_at"]
     list_filter = ["role", "tenant"]
     search_fields = ["user__username", "tenant__slug"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Membership | None = None) -> list[str]:
+        # Moving a membership to another person or tenant would remove it from its tenant
+        # past the last-admin check; add a new membership instead.
+        return ["tenant", "user"] if obj is not None else []
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        if "delete_selected" in actions:
+            _, name, description = actions["delete_selected"]
+            actions[name] = (delete_memberships, name, description)
+        return actions
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        with transaction.atomic():
+            membership = self.get_object(request, unquote(object_id))
+            if membership is not None and membership.role == Role.ADMIN:
+                refusal = last_admin_refusal(tenant_id=membership.tenant_id, leaving=[membership.pk])
+                if refusal is not None:
+                    self.message_user(request, refusal, messages.ERROR)
+                    return HttpResponseRedirect(reverse("admin:tenants_membership_change", args=[membership.pk]))
+            return super().delete_view(request, object_id, extra_context)
 
 
 @admin.register(Agent)

@@ -1,5 +1,6 @@
 """Who belongs to a tenant, as its admins manage it in the web UI (docs/api.md
-"Administering a tenant in the web UI").
+"Administering a tenant in the web UI"). The last-admin rule holds in the staff tools too:
+the Django admin (tenants/admin.py) and `manage.py createreviewer` ask `last_admin_refusal`.
 
 Every change locks the tenant row first, so two admins demoting or removing each other at the
 same moment are serialized and cannot both pass the "at least one admin" check. Audit rows
@@ -7,6 +8,8 @@ name the member by username and hold roles only, like the Django admin's members
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -36,6 +39,18 @@ def _lock(tenant: Tenant) -> None:
     # The tenant row lock serializes every membership change of the tenant (as apikey_issue
     # does for key limits); on SQLite the write lock does the same job.
     Tenant.objects.select_for_update().only("pk").get(pk=tenant.pk)
+
+
+def last_admin_refusal(*, tenant_id: int, leaving: Collection[int] = (), joining: int = 0) -> str | None:
+    """LAST_ADMIN when the tenant has an admin now and would have none once the memberships
+    `leaving` are removed or demoted and `joining` other memberships become admins; else None.
+    A tenant without admins yet (one being set up) has none to lose. Locks the tenant row, so
+    call it inside the transaction that makes the change."""
+    Tenant.objects.select_for_update().only("pk").filter(pk=tenant_id).first()
+    admins = set(Membership.objects.filter(tenant_id=tenant_id, role=Role.ADMIN).values_list("pk", flat=True))
+    if not admins or joining > 0 or admins - set(leaving):
+        return None
+    return LAST_ADMIN
 
 
 def _other_admins(membership: Membership) -> bool:

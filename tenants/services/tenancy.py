@@ -7,7 +7,8 @@ from django.db import transaction
 
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
-from tenants.models import Membership, Tenant
+from tenants.models import Membership, Role, Tenant
+from tenants.services.members import MemberError, last_admin_refusal
 
 
 def tenant_ensure(*, slug: str, name: str | None = None, actor: Actor) -> tuple[Tenant, bool]:
@@ -32,11 +33,17 @@ def tenant_ensure(*, slug: str, name: str | None = None, actor: Actor) -> tuple[
 
 
 def membership_set(*, tenant: Tenant, user: AbstractUser, role: str, actor: Actor) -> Membership:
+    """Add `user` with `role` or change their role (`manage.py createreviewer`, `demo`).
+    Demoting the tenant's last admin raises MemberError, as on the Members page."""
     with transaction.atomic():
         membership, created = Membership.objects.get_or_create(
             tenant=tenant, user=user, defaults={"role": role}
         )
         before = None if created else {"role": membership.role}
+        if not created and membership.role == Role.ADMIN and role != Role.ADMIN:
+            refusal = last_admin_refusal(tenant_id=tenant.pk, leaving=[membership.pk])
+            if refusal is not None:
+                raise MemberError(refusal, field="role")
         if not created and membership.role != role:
             membership.role = role
             membership.save(update_fields=["role"])

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from memoryhub.actors import Actor
 from tenants.models import Role, Tenant
+from tenants.services.members import MemberError
 from tenants.services.tenancy import membership_set
 
 
@@ -25,9 +26,13 @@ class Command(BaseCommand):
         if tenant is None:
             raise CommandError(f"no tenant {o['tenant']!r}; create it with createtenant")
         user_model = get_user_model()
-        with transaction.atomic():
-            user, created = user_model.objects.get_or_create(username=o["username"])
-            user.set_password(o["password"])
-            user.save()
-            membership_set(tenant=tenant, user=user, role=o["role"], actor=Actor.system("manage.py createreviewer"))
+        try:
+            with transaction.atomic():  # a refused role leaves the password as it was, too
+                user, created = user_model.objects.get_or_create(username=o["username"])
+                user.set_password(o["password"])
+                user.save()
+                membership_set(tenant=tenant, user=user, role=o["role"],
+                               actor=Actor.system("manage.py createreviewer"))
+        except MemberError as exc:
+            raise CommandError(f"{o['username']} keeps their role in {tenant.slug}: {exc.message}") from exc
         self.stdout.write(f"{'created' if created else 'updated'} {user.username}: {o['role']} of {tenant.slug}")

@@ -47,7 +47,9 @@ def test_createapikey_validates_like_the_api(acme):
     assert not ApiKey.objects.exists()
 
 
-def test_createreviewer_creates_a_member_with_a_role(acme):
+def test_createreviewer_creates_a_member_with_a_role(acme, alice):
+    # alice stays acme's admin, so rita may be made one and demoted again (the last-admin
+    # rule: tests/tenants/commands/test_createreviewer.py).
     run("createreviewer", "--tenant", "acme", "--username", "rita", "--password", "pw-1", "--role", "admin")
     user = User.objects.get(username="rita")
     assert user.check_password("pw-1")
