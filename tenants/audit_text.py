@@ -96,6 +96,8 @@ PHRASES: dict[str, Phrase] = {
     "tenant.create": text("created the tenant"),
     "tenant.update": text("renamed the tenant"),
     "tenant.settings": text("changed the tenant settings"),
+    "tenant.suspend": text("suspended the tenant"),
+    "tenant.unsuspend": text("lifted the tenant's suspension"),
     "agent.create": lambda e, f: format_html("created agent {}", e.object_id),
     "agent.update": lambda e, f: format_html("changed agent {}", e.object_id),
     "agent.delete": lambda e, f: format_html("deleted agent {}", e.object_id),

@@ -85,7 +85,7 @@ def result_context(tenant: Tenant, body: dict[str, Any], result: dict[str, Any])
     }
 
 
-@tenant_view(Role.VIEWER)
+@tenant_view(Role.VIEWER, post_reads=True)  # a read runs while the tenant is suspended too
 @require_http_methods(["GET", "POST"])
 def playground(request: HttpRequest) -> HttpResponse:
     """GET: the empty form. POST: run read and show its result beside the form."""
