@@ -1,7 +1,9 @@
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from rest_framework.permissions import AllowAny
 
 from memoryhub.api.views import RedocView, SchemaView, SwaggerView, unknown_route
@@ -21,6 +23,8 @@ handler500 = "memoryhub.api.views.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Browsers and feed readers that ignore <link rel="icon"> ask for /favicon.ico.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True), name="favicon"),
     path("admin/", admin.site.urls),
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -234,11 +234,14 @@ UI: dict[str, UiCase] = {
     "t/<slug:slug>/memory/<target:target>/restore": UiCase({"POST": R}, OWN, data=lambda w: {"version": str(w.memory_version)}),
     "t/<slug:slug>/memory/pending/": UiCase(GET, OWN),
     "t/<slug:slug>/memory/pending/approve-all": UiCase({"POST": R}, OWN),
+    "t/<slug:slug>/memory/pending/bulk": UiCase({"POST": R}, NOT_FOUND,
+                                                data=lambda w: {"decision": "approve", "ids": w.pending_id}),
     "t/<slug:slug>/memory/pending/<str:pending_id>/approve": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/pending/<str:pending_id>/reject": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/findings/": UiCase(GET, OWN),
     "t/<slug:slug>/memory/findings/<str:finding_id>/remove": UiCase({"POST": R}, NOT_FOUND),
     "t/<slug:slug>/memory/drift/": UiCase(GET, OWN),
+    "t/<slug:slug>/memory/drift/marker": UiCase(GET, OWN),
     "t/<slug:slug>/memory/drift/<target:target>/import": UiCase({"POST": R}, OWN),
     "t/<slug:slug>/memory/drift/<target:target>/overwrite": UiCase({"POST": R}, OWN),
     "t/<slug:slug>/memory/settings/": UiCase({"GET": A, "POST": A}, OWN, data=lambda w: {"approval": "off"}),
@@ -275,6 +278,7 @@ UI: dict[str, UiCase] = {
 # URLs that serve no tenant data, with the reason: exact routes, then route prefixes.
 EXEMPT: dict[str, str] = {
     "healthz": "health report: no tenant data",
+    "favicon.ico": "redirect to the static icon",
     "login/": "login form",
     "logout/": "logout",
     "": "home: redirects to the user's own tenants only",
