@@ -10,7 +10,19 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from memoryhub.actors import Actor
+from memoryhub.errors import DomainError
 from tenants.models import ApiKey, Tenant
+from tenants.services.suspension import SUSPENDED_MESSAGE
+
+
+class TenantSuspended(DomainError):
+    """The answer to every key of a suspended tenant: 403 (memoryhub/api/codes.py), the same
+    code over REST and MCP (docs/operations.md "Suspending a tenant")."""
+
+    code = "TENANT_SUSPENDED"
+
+    def __init__(self) -> None:
+        super().__init__(None, SUSPENDED_MESSAGE)
 
 
 @dataclass
@@ -33,7 +45,10 @@ class KeyPrincipal:
 def key_for_authorization(header: str) -> ApiKey | None:
     """The live key an `Authorization` header names: None without a header, else the key or
     AuthenticationFailed with the message of docs/api.md "Authentication". Shared by the
-    REST API and the MCP server (mcp_server/gate.py), so both accept the same keys."""
+    REST API and the MCP server (mcp_server/gate.py), so both accept the same keys.
+
+    A key of a suspended tenant is refused with TenantSuspended (403), after the key itself
+    checked out: only its holder learns that the tenant is suspended. It is not marked used."""
     if not header:
         return None
     scheme, _, raw = header.partition(" ")
@@ -48,6 +63,8 @@ def key_for_authorization(header: str) -> ApiKey | None:
         raise AuthenticationFailed("Unknown API key.")
     if key.revoked_at is not None:
         raise AuthenticationFailed("This API key has been revoked.")
+    if key.tenant.suspended_at is not None:
+        raise TenantSuspended()
     key.touch()
     return key
 
@@ -56,8 +73,9 @@ class ApiKeyAuthentication(BaseAuthentication):
     """`Authorization: Bearer mh_<prefix>_<secret>`.
 
     No header → None, so the permission check answers 401 UNAUTHENTICATED; a malformed,
-    unknown or revoked key fails here with the same code. The key row is read on every
-    request (by its unique prefix), so a revocation takes effect at once.
+    unknown or revoked key fails here with the same code, and a key of a suspended tenant
+    with 403 TENANT_SUSPENDED. The key row and its tenant are read on every request (by the
+    key's unique prefix), so a revocation or a suspension takes effect at once.
     """
 
     def authenticate(self, request: Request) -> tuple[KeyPrincipal, ApiKey] | None:

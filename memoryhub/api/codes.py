@@ -30,6 +30,7 @@ STATUS: dict[str, int] = {
     "SERVICE_UNAVAILABLE": 503,
     # --- keys and tenant settings (docs/api.md "Endpoints", "Tenant settings")
     "KEY_NOT_FOUND": 404,
+    "TENANT_SUSPENDED": 403,  # every key of a suspended tenant (docs/operations.md "Suspending a tenant")
     "TENANT_LIMIT_REACHED": 409,
     # --- Atoms: the library's codes (docs/atoms.md)
     "INVALID_INPUT": 400,

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.exceptions import AuthenticationFailed
 
 from mcp_server.server import build_server
-from tenants.auth import key_for_authorization
+from tenants.auth import TenantSuspended, key_for_authorization
 from tenants.models import ApiKey
 
 
@@ -43,6 +43,8 @@ class Command(BaseCommand):
             source.key_for(None)
         except AuthenticationFailed as exc:
             raise CommandError(str(exc.detail)) from exc
+        except TenantSuspended as exc:
+            raise CommandError(exc.message) from exc
         server = build_server(source)
 
         async def serve() -> None:
