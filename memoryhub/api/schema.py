@@ -51,7 +51,8 @@ SHARED: dict[int, tuple[str, str, str]] = {
           "INVALID_REQUEST", "INVALID_INPUT"),
     401: ("Missing, malformed, unknown or revoked API key: `UNAUTHENTICATED`.", "UNAUTHENTICATED", "UNAUTHENTICATED"),
     403: ("The key's kind may not do this, or the key is read-only: `PERMISSION_DENIED` (the Atom API answers "
-          "`ACCESS_DENIED`).", "PERMISSION_DENIED", "ACCESS_DENIED"),
+          "`ACCESS_DENIED`); the key's tenant is suspended: `TENANT_SUSPENDED`.", "PERMISSION_DENIED",
+          "ACCESS_DENIED"),
     404: ("No such object in the key's tenant: `NOT_FOUND` or a more specific code of the endpoint.",
           "NOT_FOUND", "REFERENCE_UNAVAILABLE"),
     413: ("The body is too large: `LIMIT_EXCEEDED`.", "LIMIT_EXCEEDED", "LIMIT_EXCEEDED"),
