@@ -22,6 +22,9 @@ DIFF_CHARS = 160
 # Sizes after approval are computed without the cap, so an item that would not fit still
 # gets a number (and is marked over) instead of only the refusal.
 UNCAPPED = 10**9
+# Refusals about the store's cap: their service text is written for a model ("In this turn,
+# merge … (see current_entries)"); the queue words them for a person (refusal_text).
+CAP_CODES = ("OVER_LIMIT", "ENTRY_TOO_LONG")
 
 
 @dataclass
@@ -48,6 +51,13 @@ class PendingRow:
     error: str = ""
     drafts: dict[int, str] | None = None  # the reviewer's edits, kept when approval failed
     size: SizeAfter | None = None
+
+    @property
+    def last_error_text(self) -> str:
+        """The refusal recorded by the last failed approval, worded for a person."""
+        error = self.item.last_error or {}
+        code, message = error.get("code", ""), error.get("message", "")
+        return refusal_text(code, message, self.size) if code in CAP_CODES else f"{code}: {message}"
 
     @property
     def editable(self) -> bool:
@@ -106,6 +116,26 @@ def size_after(item: PendingWrite, volume: MemoryVolume) -> SizeAfter:
     # The service's own size rule: over the cap only when the store gets smaller.
     size.fits = size.chars <= limit or size.chars < rules.size_of(entries)
     return size
+
+
+def refusal_text(code: str, message: str, size: SizeAfter | None) -> str:
+    """An approval's refusal as a person reads it (docs/memory-files.md "Refusals over the
+    cap"): over the cap, the numbers and what to do; any other refusal keeps the service's
+    message. `size` is the item's size after approval against today's entries; with no
+    `chars` (an edited approval, whose size was not computed) the text gives no numbers. The
+    API and the tool keep the service's text."""
+    if code not in CAP_CODES or size is None:
+        return message
+    name, limit = size.file_name, size.limit
+    if code == "ENTRY_TOO_LONG":
+        return (f"An entry of this write alone is longer than the {limit:,} characters {name} may hold in total. "
+                "Shorten it (Edit, then approve) or reject it.")
+    what_to_do = ("Shorten it (Edit, then approve), remove or shorten another entry on the Memory page first, "
+                  "or reject it. An admin can also raise the cap in the memory settings.")
+    if size.chars is None or size.chars <= limit:  # the store changed since: no numbers that would not hold
+        return f"{name} has no room for this write within its cap of {limit:,} characters. {what_to_do}"
+    return (f"With this write, {name} would hold {size.chars:,} of its {limit:,} characters, "
+            f"{size.chars - limit:,} too many. {what_to_do}")
 
 
 def row_of(item: PendingWrite, volume: MemoryVolume, **state: Any) -> PendingRow:

@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET, require_POST
 from memoryhub import threats
 from tenants.memory import rules
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
+from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import pending_count, volume_for
 from tenants.models import PendingWrite, Role
-from tenants.pending_rows import PendingRow, redacted_row, row_of
+from tenants.pending_rows import PendingRow, SizeAfter, redacted_row, refusal_text, row_of, size_after
 from tenants.ui import tenant_view
 from tenants.views_memory import MEMORY_CHANGED, PENDING_CHANGED, actor_of, can_act, render, tenant_of
 
@@ -117,7 +118,10 @@ def pending_approve_view(request: HttpRequest, pending_id: str) -> HttpResponse:
                                events=(PENDING_CHANGED,))
     item.refresh_from_db()  # pending_approve recorded last_error
     kept = drafts if edit else None
-    failed = row_of(item, volume, error=outcome.error.message, drafts=kept)
+    failed = row_of(item, volume, drafts=kept)
+    # The row's size is the staged text's: after a refused edit the refusal gives no numbers.
+    size = SizeAfter(failed.size.file_name, None, failed.size.limit) if edit and failed.size else failed.size
+    failed.error = refusal_text(outcome.error.code, outcome.error.message, size)
     return _render_pending(request, focus=failed)
 
 
@@ -143,7 +147,9 @@ def pending_approve_all_view(request: HttpRequest) -> HttpResponse:
     notice = f"Approved {approved} item{'s' if approved != 1 else ''}."
     failed = result["failed"]
     if failed is not None:
-        notice += (f" Stopped at #{failed['id']}: {failed['error']} {result['remaining']} "
+        item = _pending_item(request, failed["id"])
+        error = refusal_text(failed["code"], failed["error"], size_after(item, volume_for(tenant_of(request))))
+        notice += (f" Stopped at #{failed['id']}: {error} {result['remaining']} "
                    f"item{'s' if result['remaining'] != 1 else ''} still pending.")
     events = (PENDING_CHANGED, MEMORY_CHANGED) if approved else ()
     return _render_pending(request, notice=notice, notice_is_error=failed is not None, events=events)
@@ -180,7 +186,7 @@ def pending_bulk_view(request: HttpRequest) -> HttpResponse:
         raise Http404("No such pending item.")
     reviewer, reason = actor_of(request), request.POST.get("reason", "").strip()
     done: list[str] = []
-    failures: list[str] = []
+    refused: list[tuple[PendingWrite, MemoryRuleError]] = []
     for item in items:
         if decision == "approve":
             outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=reviewer)
@@ -190,7 +196,11 @@ def pending_bulk_view(request: HttpRequest) -> HttpResponse:
         if outcome.error is None:
             done.append(item.public_id)
         else:
-            failures.append(f"#{item.public_id}: {outcome.error.message}")
+            refused.append((item, outcome.error))
+    # Sizes against the store as the selection left it, as the cards below show them.
+    volume = volume_for(tenant_of(request))
+    failures = [f"#{item.public_id}: {refusal_text(error.code, error.message, size_after(item, volume))}"
+                for item, error in refused]
     verb = "Approved" if decision == "approve" else "Rejected"
     notice = f"{verb} {_items(len(done))}"
     notice += f": {', '.join('#' + public_id for public_id in done)}." if done else "."

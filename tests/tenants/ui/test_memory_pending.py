@@ -172,7 +172,8 @@ def test_approve_all_applies_oldest_first_and_stops_at_the_first_failure(bob, cl
     response = client.post(page_url(rest="pending/approve-all"), headers=HX)
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
-    assert f"Approved 1 item. Stopped at #{second.public_id}: The memory store holds 33/50 chars" in html
+    assert (f"Approved 1 item. Stopped at #{second.public_id}: With this write, MEMORY.md would hold 63 of its 50 "
+            "characters, 13 too many.") in html
     assert "2 items still pending." in html
     assert entries_of(acme) == ["z" * 10, "a" * 20]
     assert [p.status for p in PendingWrite.objects.order_by("id")] == ["approved", "pending", "pending"]

@@ -67,13 +67,14 @@ def test_a_failing_item_stays_pending_with_its_error_and_the_others_are_approved
     assert response["HX-Trigger"] == "pendingChanged, memoryChanged"
     html = response.content.decode()
     assert f"Approved 2 items: #{fits.public_id}, #{later.public_id}." in html
-    assert f"Not approved (1 item, still shown if pending): #{too_big.public_id}: The memory store holds" in html
+    assert (f"Not approved (1 item, still shown if pending): #{too_big.public_id}: With this write, MEMORY.md would "
+            "hold 71 of its 50 characters, 21 too many.") in html
     assert 'role="alert"' in html
     assert entries_of(acme) == ["a" * 20, "c" * 5]
     assert statuses(fits, too_big, later) == ["approved", "pending", "approved"]
     too_big.refresh_from_db()
     assert too_big.last_error["code"] == "OVER_LIMIT"
-    assert 'data-testid="last-error">Last error: OVER_LIMIT:' in html
+    assert 'data-testid="last-error">Last error: With this write, MEMORY.md would hold 71' in html
 
 
 def test_an_item_decided_meanwhile_is_reported_and_the_rest_still_decided(bob, client, acme):
