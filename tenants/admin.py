@@ -42,7 +42,7 @@ class MembershipFormSet(BaseInlineFormSet):
             if not data:
                 continue
             pk = form.instance.pk
-            if (self.can_delete and self._should_delete_form(form)) or data.get("role") != Role.ADMIN:
+            if form in self.deleted_forms or data.get("role") != Role.ADMIN:
                 if pk is not None:
                     leaving.append(pk)
             elif pk is None or form.initial.get("role") != Role.ADMIN:
@@ -226,7 +226,7 @@ class MembershipForm(forms.ModelForm):
         fields = ["tenant", "user", "role"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         old = self.instance
         if old.pk is not None and self.initial.get("role") == Role.ADMIN and data.get("role") != Role.ADMIN:
             refusal = last_admin_refusal(tenant_id=old.tenant_id, leaving=[old.pk])
@@ -265,9 +265,9 @@ class MembershipAdmin(AuditedAdmin):
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
-        if "delete_selected" in actions:
-            _, name, description = actions["delete_selected"]
-            actions[name] = (delete_memberships, name, description)
+        django_delete = actions.get("delete_selected")
+        if django_delete is not None:
+            actions["delete_selected"] = (delete_memberships, "delete_selected", django_delete[2])
         return actions
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None) -> HttpResponse:
