@@ -99,6 +99,7 @@ def settings_update(*, tenant: Tenant, bound: list[serializers.ModelSerializer],
             # Lock the row and save only the validated fields: a whole-row save from the
             # instance read during validation could undo a concurrent write to other fields.
             instance = serializer.instance
+            assert instance is not None  # every section's serializer is bound to its row
             locked = type(instance).objects.select_for_update().get(pk=instance.pk)
             before_fields = {attribute: getattr(locked, attribute) for attribute in serializer.validated_data}
             for attribute, value in serializer.validated_data.items():

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from memoryhub.actors import Actor
@@ -21,6 +23,11 @@ from tenants.services.keys import apikey_create
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
 # same test are still synchronous, so Django's async-safety guard is lifted for tests.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+# Hypothesis' per-example deadline (200 ms) and its too-slow health check are timed
+# assertions: on a loaded 2-core CI machine they fail property tests for being slow, not wrong.
+hypothesis_settings.register_profile("memoryhub", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("memoryhub")
 
 PASSWORD = "correct horse battery staple"
 TEST_ACTOR = Actor.system("tests")

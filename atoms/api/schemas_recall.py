@@ -39,7 +39,7 @@ def _state_text() -> serializers.CharField:
 class AtomsState(StrictSerializer):
     # docs/atoms.md "Recall": at least one text must be non-blank (the service checks that).
     query = _state_text()
-    context = _state_text()
+    context = _state_text()  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
     thought = _state_text()
     observations = serializers.ListField(child=serializers.CharField(max_length=TEXT_MAX, allow_blank=True,
                                                                      trim_whitespace=False),

@@ -124,7 +124,7 @@ def translate(exc: Exception, context: dict[str, Any]) -> tuple[int, dict[str, A
     if isinstance(exc, drf.UnsupportedMediaType):
         return *_answer("UNSUPPORTED_MEDIA_TYPE", str(exc.detail)), headers
     if isinstance(exc, drf.Throttled):
-        wait = int(exc.wait or 1)
+        wait = int(getattr(exc, "wait", None) or 1)  # the DRF stubs do not declare `wait`
         headers["Retry-After"] = str(wait)
         return *_answer("THROTTLED", "Too many requests for this key.", {"retry_after": wait}), headers
     if isinstance(exc, RequestDataTooBig):

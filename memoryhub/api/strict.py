@@ -95,11 +95,10 @@ class QueryIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-def distinct_names(values: list[Any]) -> list[Any]:
+def distinct_names(values: list[Any]) -> None:
     """A list validator: no repeats. The schema says `uniqueItems: true` for its field."""
     if len(set(values)) != len(values):
         raise ValidationError("Names must not repeat.")
-    return values
 
 
 def _unknown_errors(data: Any, known: set[str], message: str) -> dict[str, list[ErrorDetail]]:

@@ -36,7 +36,7 @@ class KeySpecSerializer(StrictSerializer):
     kind = StrictChoiceField(choices=KeyKind.choices)
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     subject = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    read_only = StrictBooleanField(required=False, default=False)
+    read_only = StrictBooleanField(required=False, default=False)  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
     agents = serializers.ListField(
         child=StrictCharField(validators=[RegexValidator(AGENT_SLUG_RE, "Agent slugs are 1-64 characters of [a-z0-9-].")]),
         required=False, allow_null=True, default=None, allow_empty=False, max_length=1000,
@@ -57,7 +57,7 @@ class KeyOutput(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
     subject = serializers.CharField(source="effective_subject")
-    read_only = serializers.BooleanField()
+    read_only = serializers.BooleanField()  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
     agents = serializers.ListField(child=serializers.CharField(), allow_null=True)
     read_policies = serializers.ListField(child=serializers.CharField(), source="effective_read_policies")
     write_policies = serializers.ListField(child=serializers.CharField(), source="effective_write_policies")

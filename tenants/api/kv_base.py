@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.http import HttpResponse
-from rest_framework.parsers import BaseParser
 
 from memoryhub.api import strict_json
 from memoryhub.api.parsers import StrictJSONParser
@@ -24,7 +24,7 @@ class StrictJsonParser(StrictJSONParser):
     key-value codes: every refusal is INVALID_JSON except U+0000 outside the members a
     view allows it in, which is INVALID_CHARACTER as everywhere else."""
 
-    def read(self, stream: Any, parser_context: dict[str, Any] | None) -> bytes:
+    def read(self, stream: Any, parser_context: Mapping[str, Any] | None) -> bytes:
         cap: int = settings.MEMORYHUB_KV_MAX_BODY_BYTES
         data: bytes = stream.read(cap + 1) if stream is not None else b""
         if len(data) > cap:
@@ -32,7 +32,7 @@ class StrictJsonParser(StrictJSONParser):
                           details={"limit": "body_bytes", "max": cap})
         return data
 
-    def refuse(self, refused: strict_json.JsonRefused, parser_context: dict[str, Any] | None) -> Exception:
+    def refuse(self, refused: strict_json.JsonRefused, parser_context: Mapping[str, Any] | None) -> Exception:
         if refused.problem == "nul":
             return super().refuse(refused, parser_context)
         return invalid_json(refused.message)
@@ -40,7 +40,7 @@ class StrictJsonParser(StrictJSONParser):
 
 class KvAPIView(TenantAPIView):
     allowed_kinds: ClassVar[frozenset[str]] = KV_KINDS
-    parser_classes: ClassVar[list[type[BaseParser]]] = [StrictJsonParser]
+    parser_classes = [StrictJsonParser]
     # Members whose strings may hold U+0000 (memoryhub/api/parsers.py); none by default.
     body_nul_allowed: ClassVar[frozenset[str]] = frozenset()
 

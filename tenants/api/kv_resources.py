@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.core.validators import RegexValidator
 from django.http import HttpResponse
@@ -145,9 +146,6 @@ class KeysView(KvAPIView):
 class _EntryBase(KvAPIView):
     body_nul_allowed = frozenset({"value"})  # values are stored as escaped JSON text
 
-    def key_from(self, request: Request, key: str | None) -> str:
-        return key
-
     def _get(self, request: Request, agent: str, ns: str, key: str) -> HttpResponse:
         namespace = _ns(ns)
         entry = kv_get(agent=self.resolve_agent(agent), namespace=namespace, key=key)
@@ -183,13 +181,13 @@ class _EntryBase(KvAPIView):
 
 _entry_responses = {200: OpenApiResponse(Entry, examples=[OpenApiExample("entry", value=ENTRY_EXAMPLE)]),
                     **errors({404: ["KEY_NOT_FOUND", "AGENT_NOT_FOUND"]})}
-_put_schema = {
+_put_schema: dict[str, Any] = {
     "request": KvPut,
     "responses": {200: Entry, 201: Entry, **errors({412: ["PRECONDITION_FAILED"], 413: ["LIMIT_EXCEEDED"]})},
     "examples": [OpenApiExample("put", value={"value": {"tone": "plain"}}, request_only=True),
                  OpenApiExample("entry", value=ENTRY_EXAMPLE, response_only=True)],
 }
-_delete_schema = {"responses": {204: OpenApiResponse(description="deleted"),
+_delete_schema: dict[str, Any] = {"responses": {204: OpenApiResponse(description="deleted"),
                                 **errors({404: ["KEY_NOT_FOUND", "AGENT_NOT_FOUND"], 412: ["PRECONDITION_FAILED"]})},
                   "examples": [OpenApiExample("no body", value=None, response_only=True, status_codes=["204"])]}
 

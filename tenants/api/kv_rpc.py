@@ -72,7 +72,7 @@ def outcome_response(outcome: CallOutcome) -> HttpResponse:
         headers["ETag"] = f'"{outcome.etag}"'
     if outcome.replayed:
         headers["X_Memoryhub_Replayed"] = "true"
-    return raw_json(text + "}", **headers)
+    return raw_json(text + "}", 200, **headers)
 
 
 class KvMemoryView(KvAPIView):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, OpenApiTypes, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -120,7 +121,7 @@ class RunJournalView(KvAPIView):
                              '"prefix":"","value":null},"result":"v1","duration_ms":0,"timestamp":"2026-11-30T10:02:03.123456Z"}\n')]),
             **errors({404: ["RUN_NOT_FOUND", "AGENT_NOT_FOUND"]})},
     )
-    def get(self, request: Request, agent: str, run_id: str) -> HttpResponse:
+    def get(self, request: Request, agent: str, run_id: str) -> HttpResponseBase:
         run = _run(self.resolve_agent(agent), run_id)
         response = StreamingHttpResponse((line.encode("utf-8") for line in journal_jsonl(run)),
                                          content_type="application/x-ndjson")

@@ -58,7 +58,7 @@ class EditedOperation(StrictSerializer):
 
 class PendingEdit(StrictSerializer):
     content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
-    operations = EditedOperation(many=True, required=False, max_length=MAX_OPERATIONS)
+    operations = EditedOperation(many=True, required=False, max_length=MAX_OPERATIONS)  # type: ignore[call-arg]  # many=True hands max_length to the ListSerializer; the stubs lack it
 
 
 class PendingReject(StrictSerializer):

@@ -61,7 +61,8 @@ class MemoryWrite(StrictSerializer):
     action = StrictChoiceField(choices=["add", "replace", "remove", "list", *rules.ALIASES], required=False)
     content = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     old_text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
-    operations = MemoryWriteOperation(many=True, required=False, max_length=rules.MAX_OPERATIONS, allow_empty=False)
+    operations = MemoryWriteOperation(many=True, required=False, max_length=rules.MAX_OPERATIONS,
+                                      allow_empty=False)  # type: ignore[call-arg]  # many=True hands max_length to the ListSerializer; the stubs lack it
 
 
 def strict_write_shape(data: dict[str, object], headers: WriteContext) -> None:

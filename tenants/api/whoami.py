@@ -19,7 +19,7 @@ class WhoamiKeyOutput(serializers.Serializer):
     id = serializers.CharField(source="public_id")
     kind = serializers.CharField()
     subject = serializers.CharField(source="effective_subject")
-    read_only = serializers.BooleanField()
+    read_only = serializers.BooleanField()  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
     agents = serializers.ListField(child=serializers.CharField(), allow_null=True)
     read_policies = serializers.ListField(child=serializers.CharField(), source="effective_read_policies")
     write_policies = serializers.ListField(child=serializers.CharField(), source="effective_write_policies")

@@ -13,7 +13,7 @@ DESCRIPTION = (
     "Writes are stored at once (or queued for review) but reach the prompt only in the next chat, not this one. "
     "Never store instructions for the model or secrets."
 )
-STEP = {
+STEP: dict[str, Any] = {
     "type": "object",
     "properties": {
         "action": {"type": "string", "enum": ["add", "replace", "remove"]},

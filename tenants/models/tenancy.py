@@ -69,6 +69,8 @@ class Tenant(models.Model):
         return self.api_rate_per_minute or settings.MEMORYHUB_DEFAULT_API_RATE_PER_MINUTE
 
     def role_of(self, user: AbstractBaseUser | AnonymousUser) -> str | None:
+        if user.pk is None:  # an anonymous user belongs nowhere
+            return None
         membership = self.memberships.filter(user_id=user.pk).only("role").first()
         return membership.role if membership else None
 
@@ -85,6 +87,8 @@ ROLE_RANK: dict[str, int] = {Role.VIEWER: 1, Role.REVIEWER: 2, Role.ADMIN: 3}
 
 class MembershipQuerySet(models.QuerySet["Membership"]):
     def for_user(self, user: AbstractBaseUser | AnonymousUser) -> MembershipQuerySet:
+        if user.pk is None:  # an anonymous user belongs nowhere
+            return self.none()
         return self.filter(user_id=user.pk).select_related("tenant").order_by("tenant__slug")
 
 

@@ -95,4 +95,5 @@ def test_kv_writes_are_audited_without_keys_or_values(kv):
     event = AuditEvent.objects.get(action="kv.set")
     text = " ".join(str(v) for v in AuditEvent.objects.filter(pk=event.pk).values()[0].values())
     assert "secret" not in text
-    assert event.object_id.startswith("bot/default#")
+    # The namespace is named by digest too (docs/operations.md "Audit log").
+    assert event.object_id.startswith("bot/ns:") and "default" not in event.object_id
