@@ -7,6 +7,8 @@ from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.utils import unquote
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -24,6 +26,15 @@ from tenants.models import Agent, ApiKey, KvEntry, Membership, Role, Tenant
 from tenants.services.keys import TenantLimitReached, apikey_issue, apikey_limits_check, apikey_revoke
 from tenants.services.members import last_admin_refusal
 from tenants.services.suspension import tenant_suspend, tenant_unsuspend
+
+
+def staff_of(request: HttpRequest) -> User:
+    """The signed-in staff member acting: the admin site lets no one else in
+    (AdminSite.has_permission), so the anonymous user never gets here."""
+    user = request.user
+    if not isinstance(user, User):
+        raise PermissionDenied
+    return user
 
 
 class MembershipFormSet(BaseInlineFormSet):
@@ -76,7 +87,7 @@ class AuditedAdmin(admin.ModelAdmin):
             return  # only unaudited fields changed
         before = {name: str(form.initial.get(name)) for name in fields} if change else None
         audit_record(
-            tenant=self.audit_tenant(obj), actor=Actor.for_user(request.user),
+            tenant=self.audit_tenant(obj), actor=Actor.for_user(staff_of(request)),
             action=f"{self.audit_type}.{'update' if change else 'create'}", object_type=self.audit_type,
             object_id=str(obj), before=before,
             after={name: str(form.cleaned_data.get(name)) for name in fields},
@@ -84,7 +95,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         if self.audit_type != "tenant":
-            audit_record(tenant=self.audit_tenant(obj), actor=Actor.for_user(request.user),
+            audit_record(tenant=self.audit_tenant(obj), actor=Actor.for_user(staff_of(request)),
                          action=f"{self.audit_type}.delete", object_type=self.audit_type, object_id=str(obj))
         super().delete_model(request, obj)
 
@@ -141,7 +152,7 @@ class TenantAdmin(AuditedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Tenant, form: forms.ModelForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        actor = Actor.for_user(request.user)
+        actor = Actor.for_user(staff_of(request))
         if form.cleaned_data.get("suspended"):
             tenant_suspend(tenant=obj, actor=actor)
         else:
@@ -149,13 +160,13 @@ class TenantAdmin(AuditedAdmin):
 
     @admin.action(description="Suspend selected tenants (refuse their API keys, read-only web UI)")
     def suspend(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
-        actor = Actor.for_user(request.user)
+        actor = Actor.for_user(staff_of(request))
         count = sum(tenant_suspend(tenant=tenant, actor=actor) for tenant in queryset)
         self.message_user(request, f"Suspended {count} tenant(s); add the reason on each tenant's page.")
 
     @admin.action(description="Unsuspend selected tenants")
     def unsuspend(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
-        actor = Actor.for_user(request.user)
+        actor = Actor.for_user(staff_of(request))
         count = sum(tenant_unsuspend(tenant=tenant, actor=actor) for tenant in queryset)
         self.message_user(request, f"Lifted the suspension of {count} tenant(s).")
 
@@ -209,11 +220,11 @@ class TenantAdmin(AuditedAdmin):
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
         for membership in formset.new_objects + [obj for obj, _ in formset.changed_objects]:
-            audit_record(tenant=form.instance, actor=Actor.for_user(request.user), action="membership.set",
+            audit_record(tenant=form.instance, actor=Actor.for_user(staff_of(request)), action="membership.set",
                          object_type="membership", object_id=membership.user.get_username(),
                          after={"role": membership.role})
         for membership in formset.deleted_objects:
-            audit_record(tenant=form.instance, actor=Actor.for_user(request.user), action="membership.delete",
+            audit_record(tenant=form.instance, actor=Actor.for_user(staff_of(request)), action="membership.delete",
                          object_type="membership", object_id=membership.user.get_username())
 
 
@@ -301,7 +312,7 @@ class ApiKeyAddForm(forms.ModelForm):
         fields = ["tenant", "name", "kind", "subject", "read_only", "agents", "read_policies", "write_policies"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         spec = {k: data.get(k) for k in ["kind", "name", "subject", "read_only", "agents"]}
         for name in ["read_policies", "write_policies"]:
             if data.get(name):
@@ -327,10 +338,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
     readonly_fields = ["public_id", "generation", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
-    def get_form(self, request: HttpRequest, obj: ApiKey | None = None, **kwargs: Any) -> type[forms.ModelForm]:
+    def get_form(self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False,
+                 **kwargs: Any) -> type[forms.ModelForm]:
         if obj is None:
             kwargs["form"] = ApiKeyAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         # Changing an issued key's rights would silently widen it; issue a new key instead.
@@ -342,8 +354,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        obj.created_by = request.user
-        raw = apikey_issue(key=obj, actor=Actor.for_user(request.user))
+        obj.created_by = staff_of(request)
+        raw = apikey_issue(key=obj, actor=Actor.for_user(staff_of(request)))
         messages.warning(request, f"New API key {obj.public_id} — copy it now, it is shown only once: {raw}")
 
     def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
@@ -352,5 +364,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for key in queryset:
-            apikey_revoke(key=key, actor=Actor.for_user(request.user))
+            apikey_revoke(key=key, actor=Actor.for_user(staff_of(request)))
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
