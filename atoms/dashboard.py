@@ -66,10 +66,11 @@ def atoms_queues(tenant: Tenant) -> list[Queue]:
 
 def atoms_today(day: Day) -> StoreDay:
     # Writes are the revisions committed today (engine times are epoch milliseconds); a
-    # quarantine is one of them the scanner flagged that is still waiting for a reviewer.
+    # quarantine is one of them the scanner flagged that is still waiting for a reviewer: a
+    # head (a rejected one's quarantined revision stays in the history, behind the retired head).
     since = int(day.start.timestamp() * 1000)
     counts = Revision.objects.filter(tenant=day.tenant, recorded_at__gte=since).aggregate(
-        written=Count("id"), quarantined=Count("id", filter=Q(review_status="quarantined")))
+        written=Count("id"), quarantined=Count("id", filter=Q(review_status="quarantined", is_head=True)))
     slug = day.tenant.slug
     return StoreDay("Atoms", "today-atoms", {
         "writes": Cell(counts["written"], reverse("atoms", args=[slug])),

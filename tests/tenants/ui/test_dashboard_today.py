@@ -187,3 +187,16 @@ def test_the_today_table_takes_a_fixed_number_of_queries(acme):
         table = dashboard.today(acme)
     # audit counts; memory volume and today's findings; today's atom revisions
     assert len(captured) == 4 and table["total"] == 10
+
+
+def test_an_atom_rejected_on_its_page_is_counted_once_with_the_quarantine_it_leaves(bob, client, acme):
+    """The page's reject writes `atoms.reject` (the service) and `atoms.ui.reject` (the page's
+    own row): the table counts the service's action only, so once."""
+    from tests.atoms.ui.review_helpers import FLAGGED, head_of, write
+
+    flagged = write(acme, FLAGGED)
+    client.force_login(bob)
+    client.post(f"/t/acme/atoms/{flagged}/reject", {"head": head_of(flagged).id, "reason": "prompt injection"})
+    html = client.get("/t/acme/").content.decode()
+    assert '">1<span class="sr-only"> rejections today' in cell(html, "today-atoms-rejections")
+    assert '">0<span class="sr-only"> quarantines today' in cell(html, "today-atoms-quarantines")
