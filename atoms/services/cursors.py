@@ -1,6 +1,6 @@
 """Paging cursors for inspect, search and read (docs/atoms.md "Recall" and "Decisions").
 
-A cursor is signed with the project's SECRET_KEY (django.core.signing), so the caller
+A cursor is signed with the project's SECRET_KEY (memoryhub/keyset.py), so the caller
 cannot forge or edit one. It is base64, not encrypted: the payload therefore carries only
 what the caller may know (its own key id and generation) and digests, never a revision id.
 
@@ -21,13 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core import signing
 
 from atoms.clock import now_ms
 from atoms.core.canonical import canonical, digest
 from atoms.errors import AtomError, denied, invalid
 from atoms.models import AtomStore
 from atoms.principal import Binding
+from memoryhub import keyset
 
 SALT = "atoms.cursor"
 
@@ -43,15 +43,15 @@ def issue_cursor(*, binding: Binding, kind: str, request: Any, page: dict[str, A
     ttl = int(settings.ATOMS_CURSOR_TTL_MS)
     payload = {"k": binding.principal.principal_id, "g": binding.principal.generation,
                "b": _bound(kind, binding, request), "x": now_ms() + ttl, "p": page}
-    return signing.dumps(payload, salt=SALT, compress=True)
+    return keyset.sign_cursor(payload, salt=SALT)
 
 
 def open_cursor(*, binding: Binding, kind: str, request: Any, cursor: str,
                 path: str = "options.cursor") -> dict[str, Any]:
     """The `page` of a cursor this binding may continue, after the checks above."""
     try:
-        payload = signing.loads(cursor, salt=SALT)
-    except signing.BadSignature as exc:
+        payload = keyset.open_cursor(cursor, salt=SALT)
+    except keyset.BadCursor as exc:
         raise invalid("The cursor is not one this service issued.", path=path) from exc
     if not isinstance(payload, dict) or not isinstance(payload.get("p"), dict):
         raise invalid("The cursor is not one this service issued.", path=path)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core import signing
 from django.core.exceptions import ValidationError
 from rest_framework import pagination
 from rest_framework.utils.urls import replace_query_param
 
 from memoryhub.api.errors import ApiError
+from memoryhub.keyset import BadCursor, open_cursor, sign_cursor
 
 SALT = "memoryhub.api.cursor"
 
@@ -28,10 +28,10 @@ class CursorPagination(pagination.CursorPagination):
     well-formed one whose position does not fit the ordering field (`p=2026` on a
     timestamp), because that only fails when the position reaches the query.
 
-    Cursors are signed (django.core.signing) and bound to the tenant and the path of the
-    list that issued them. DRF's own cursors are plain base64, and its decoder reads any
-    base64 it cannot make sense of as "the first page", so a cursor of another list or
-    tenant, or garbage, silently restarted the walk instead of being refused."""
+    Cursors are signed (memoryhub/keyset.py) and bound, through the salt, to the tenant and
+    the path of the list that issued them. DRF's own cursors are plain base64, and its
+    decoder reads any base64 it cannot make sense of as "the first page", so a cursor of
+    another list or tenant, or garbage, silently restarted the walk instead of being refused."""
 
     _scope = ""
 
@@ -47,7 +47,7 @@ class CursorPagination(pagination.CursorPagination):
 
     def encode_cursor(self, cursor: pagination.Cursor) -> str:
         tokens: dict[str, Any] = {"o": cursor.offset, "r": cursor.reverse, "p": cursor.position}
-        signed = signing.dumps(tokens, salt=self._scope, compress=True)
+        signed = sign_cursor(tokens, salt=self._scope)
         return replace_query_param(self.base_url or "", self.cursor_query_param, signed)
 
     def decode_cursor(self, request: Any) -> pagination.Cursor | None:
@@ -55,8 +55,8 @@ class CursorPagination(pagination.CursorPagination):
         if encoded is None:
             return None
         try:
-            tokens = signing.loads(encoded, salt=self._scope)
-        except signing.BadSignature as exc:
+            tokens = open_cursor(encoded, salt=self._scope)
+        except BadCursor as exc:
             raise _bad_cursor() from exc
         offset, reverse, position = (tokens.get(name) if isinstance(tokens, dict) else None for name in "orp")
         if not (isinstance(offset, int) and _is_int(offset) and offset >= 0 and isinstance(reverse, bool)

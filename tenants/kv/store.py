@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.core import signing
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Max, Sum
 from django.db.models.functions import Substr
@@ -23,6 +22,7 @@ from django.utils import timezone
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
+from memoryhub.keyset import BadCursor, open_cursor, sign_cursor
 from tenants.kv.rules import KvError, Limits, json_str, limit_exceeded, utf8_len
 from tenants.models import Agent, KvConfig, KvEntry, KvNamespace, Tenant
 
@@ -226,18 +226,23 @@ def kv_items(*, agent: Agent, namespace: str) -> Iterator[tuple[str, str]]:
 CURSOR_SALT = "memoryhub.kv.cursor"
 
 
+def _listing(agent: Agent, namespace: str, prefix: str) -> dict[str, Any]:
+    return {"a": agent.pk, "n": namespace, "p": prefix}
+
+
 def encode_cursor(*, agent: Agent, namespace: str, prefix: str, after: str) -> str:
-    return signing.dumps({"a": agent.pk, "n": namespace, "p": prefix, "k": after}, salt=CURSOR_SALT, compress=True)
+    return sign_cursor({"k": after}, salt=CURSOR_SALT, scope=_listing(agent, namespace, prefix))
 
 
 def decode_cursor(cursor: str, *, agent: Agent, namespace: str, prefix: str) -> str:
     try:
-        data = signing.loads(cursor, salt=CURSOR_SALT)
-    except signing.BadSignature as exc:
+        position = open_cursor(cursor, salt=CURSOR_SALT, scope=_listing(agent, namespace, prefix))
+    except BadCursor as exc:
+        if exc.reason == "scope":
+            message = "The cursor belongs to another listing (agent, namespace or prefix)."
+            raise KvError("INVALID_REQUEST", message) from exc
         raise KvError("INVALID_REQUEST", "The cursor is not valid.") from exc
-    if data.get("a") != agent.pk or data.get("n") != namespace or data.get("p") != prefix:
-        raise KvError("INVALID_REQUEST", "The cursor belongs to another listing (agent, namespace or prefix).")
-    return str(data["k"])
+    return str(position["k"])
 
 
 def kv_page(
