@@ -19,7 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlencode
 
 from django.db.models import Count
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from memoryhub.models import AuditEvent
@@ -130,14 +130,6 @@ def register_panel(panel: DashboardPanel) -> None:
 
 def panels() -> list[DashboardPanel]:
     return sorted(_panels.values(), key=lambda p: (p.order, p.name))
-
-
-def url_or_none(name: str, slug: str, query: str = "") -> str | None:
-    """The page's URL, or None while that page does not exist in this build."""
-    try:
-        return reverse(name, args=[slug]) + query
-    except NoReverseMatch:
-        return None
 
 
 # --- Gathering ------------------------------------------------------------------------------

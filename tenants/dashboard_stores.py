@@ -7,7 +7,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from tenants.dashboard import Cell, DashboardPanel, Day, Notice, Queue, StoreDay, register_panel, url_or_none
+from tenants.dashboard import Cell, DashboardPanel, Day, Notice, Queue, StoreDay, register_panel
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
 from tenants.memory.service import pending_count, volume_for
@@ -53,8 +53,8 @@ def memory_notices(tenant: Tenant) -> list[Notice]:
 def memory_queues(tenant: Tenant) -> list[Queue]:
     volume = volume_for(tenant)
     slug = tenant.slug
-    return [Queue("Memory-file writes", pending_count(volume), url_or_none("memory-pending", slug), "pending-memory"),
-            Queue("Memory-file findings", _open_findings(volume), url_or_none("memory-findings", slug),
+    return [Queue("Memory-file writes", pending_count(volume), reverse("memory-pending", args=[slug]), "pending-memory"),
+            Queue("Memory-file findings", _open_findings(volume), reverse("memory-findings", args=[slug]),
                   "quarantine-memory", kind="quarantine")]
 
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django_htmx.http import reselect, reswap, retarget
 
 from tenants.models import Membership, Tenant
+from tenants.ui_request import TenantRequest
 
 CURRENT_TENANT_SESSION_KEY = "current_tenant"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -23,19 +25,20 @@ SUSPENDED_BANNER_ID = "tenant-suspended"
 View = Callable[..., HttpResponse]
 
 
-def suspended_refusal(request: HttpRequest, tenant: Tenant) -> HttpResponse:
+def suspended_refusal(request: TenantRequest, tenant: Tenant) -> HttpResponse:
     """403 for a write to a suspended tenant: the whole page, or for htmx the banner with the
     refusal, retargeted onto the page's banner (static/js/refusals.js lets htmx swap it)."""
     context = {"refused": True, "suspended_tenant": tenant}
-    if getattr(request, "htmx", False):
+    if request.htmx:
         target = f"#{SUSPENDED_BANNER_ID}"
-        return TemplateResponse(request, "tenants/_suspended.html", context, status=403,
-                                headers={"HX-Retarget": target, "HX-Reswap": "outerHTML", "HX-Reselect": target})
+        banner = TemplateResponse(request, "tenants/_suspended.html", context, status=403)
+        return reselect(reswap(retarget(banner, target), "outerHTML"), target)
     return TemplateResponse(request, "tenants/suspended.html", context, status=403)
 
 
 def tenant_view(min_role: str, *, post_reads: bool = False) -> Callable[[View], View]:
-    """Wrap a view taking `slug`: sets request.tenant and request.membership.
+    """Wrap a view taking `slug`: sets request.tenant and request.membership (the view's
+    request is a TenantRequest, tenants/ui_request.py).
 
     A tenant the user does not belong to is indistinguishable from one that does not
     exist (404); a member without the role gets 403. While the tenant is suspended only
@@ -45,7 +48,8 @@ def tenant_view(min_role: str, *, post_reads: bool = False) -> Callable[[View], 
     def decorate(view: View) -> View:
         @login_required
         @wraps(view)
-        def wrapped(request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(http_request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
+            request = cast(TenantRequest, http_request)  # login_required: a signed-in user
             membership = (
                 Membership.objects.select_related("tenant")
                 .filter(user=request.user, tenant__slug=slug)
@@ -54,8 +58,8 @@ def tenant_view(min_role: str, *, post_reads: bool = False) -> Callable[[View], 
             if membership is None:
                 raise Http404("No such tenant.")
             # Set before the role check: the 403 page keeps the member's tenant navigation.
-            request.tenant = membership.tenant  # type: ignore[attr-defined]
-            request.membership = membership  # type: ignore[attr-defined]
+            request.tenant = membership.tenant
+            request.membership = membership
             if not membership.has_role(min_role):
                 raise PermissionDenied(f"This page needs the {min_role} role.")
             if membership.tenant.is_suspended and request.method not in READ_METHODS and not post_reads:

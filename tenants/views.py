@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryhub.actors import Actor
 from memoryhub.health import health_report
 from memoryhub.models import AuditEvent
 from tenants import dashboard as dashboard_data
@@ -18,6 +17,8 @@ from tenants.api.keys import KeySpecSerializer
 from tenants.models import ApiKey, KeyKind, Membership, Role
 from tenants.services.keys import TenantLimitReached, apikey_create, apikey_revoke
 from tenants.ui import CURRENT_TENANT_SESSION_KEY, tenant_view
+from tenants.ui_render import render_page, wants_partial
+from tenants.ui_request import TenantRequest, actor_of
 
 
 @login_required
@@ -32,13 +33,12 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: TenantRequest) -> HttpResponse:
     """The tenant at a glance: the tenant's own figures plus what each store registered
     (tenants/dashboard.py). htmx polls single cards: `?panel=health` (the default for an
     htmx request, every 30 s) or a registered card's name (the Atom index, every 5 s)."""
-    tenant = request.tenant  # type: ignore[attr-defined]
-    htmx = request.htmx  # type: ignore[attr-defined]
-    if htmx and not htmx.history_restore_request:
+    tenant = request.tenant
+    if wants_partial(request):
         name = request.GET.get("panel", "health")
         if name == "health":
             return TemplateResponse(request, "tenants/dashboard.html#health", _health_context())
@@ -62,8 +62,8 @@ def _health_context() -> dict[str, object]:
     return {"health": health, "health_ok": status == 200}
 
 
-def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:
-    tenant = request.tenant  # type: ignore[attr-defined]
+def _keys_context(request: TenantRequest, **extra: object) -> dict[str, object]:
+    tenant = request.tenant
     errors: dict[str, list[str]] = extra.get("errors") or {}  # type: ignore[assignment]
     return {
         # Field errors are shown next to their field; the rest (tenant limits) above the button.
@@ -108,7 +108,7 @@ def key_form_errors(errors: dict[str, Any], submitted: dict[str, Any]) -> dict[s
 
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
-def keys(request: HttpRequest) -> HttpResponse:
+def keys(request: TenantRequest) -> HttpResponse:
     """List keys; POST creates one and shows its secret once, in this response only."""
     extra: dict[str, object] = {}
     if request.method == "POST":
@@ -124,29 +124,22 @@ def keys(request: HttpRequest) -> HttpResponse:
         if spec.is_valid():
             try:
                 key, raw = apikey_create(
-                    tenant=request.tenant,  # type: ignore[attr-defined]
-                    actor=Actor.for_user(request.user), created_by=request.user, **spec.validated_data,
+                    tenant=request.tenant, actor=actor_of(request), created_by=request.user, **spec.validated_data,
                 )
                 extra = {"new_key": key, "new_secret": raw}
             except TenantLimitReached as exc:
                 extra = {"errors": {exc.details["limit"]: [exc.message]}, "form_data": request.POST}
         else:
             extra = {"errors": key_form_errors(spec.errors, data), "form_data": request.POST}
-    template = "tenants/keys.html#key-panel" if request.htmx else "tenants/keys.html"
-    response = TemplateResponse(request, template, _keys_context(request, **extra))
-    if "new_key" in extra:
-        response["HX-Trigger"] = "keysChanged"
-    return response
+    return render_page(request, "tenants/keys.html", _keys_context(request, **extra), partial="key-panel")
 
 
 @tenant_view(Role.ADMIN)
 @require_POST
-def key_revoke(request: HttpRequest, key_id: str) -> HttpResponse:
-    tenant = request.tenant  # type: ignore[attr-defined]
+def key_revoke(request: TenantRequest, key_id: str) -> HttpResponse:
+    tenant = request.tenant
     key = get_object_or_404(ApiKey.objects.for_tenant(tenant), prefix=key_id.removeprefix("k_"))
-    apikey_revoke(key=key, actor=Actor.for_user(request.user))
-    if not request.htmx:
+    apikey_revoke(key=key, actor=actor_of(request))
+    if not wants_partial(request):
         return redirect("keys", slug=tenant.slug)
-    response = TemplateResponse(request, "tenants/keys.html#key-panel", _keys_context(request))
-    response["HX-Trigger"] = "keysChanged"
-    return response
+    return render_page(request, "tenants/keys.html", _keys_context(request), partial="key-panel")

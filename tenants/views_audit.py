@@ -13,19 +13,21 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from django.core import signing
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
+from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
+from django_htmx.http import push_url
 
+from memoryhub.keyset import open_cursor, sign_cursor
 from memoryhub.models import AuditEvent
 from tenants.actor_names import actor_names
 from tenants.audit_text import Facts, sentence
-from tenants.models import Role
+from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page, wants_partial
+from tenants.ui_request import TenantRequest
 
 PAGE_SIZE = 50
 CURSOR_SALT = "memoryhub.audit.cursor"
@@ -68,7 +70,7 @@ def _start_of(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
-def filtered_events(tenant: object, params: Any) -> tuple[QuerySet[AuditEvent], AuditFilters]:
+def filtered_events(tenant: Tenant, params: Any) -> tuple[QuerySet[AuditEvent], AuditFilters]:
     """The tenant's events narrowed by the valid filters in `params` (a QueryDict)."""
     filters = AuditFilters(**{name: params.get(name, "").strip()[:200] for name in FILTER_FIELDS})
     events = AuditEvent.objects.for_tenant(tenant)
@@ -98,28 +100,29 @@ class AuditRow:
 
 
 def make_cursor(event: AuditEvent) -> str:
-    # Signed, not encrypted: anyone can read it, so it names the row by its public id, never
-    # by the global pk (memoryhub/public_ids.py).
-    return signing.dumps([event.created_at.isoformat(), event.public_id], salt=CURSOR_SALT, compress=True)
+    # Readable by anyone (memoryhub/keyset.py): it names the row by its public id, never by
+    # the global pk (memoryhub/public_ids.py).
+    return sign_cursor([event.created_at.isoformat(), event.public_id], salt=CURSOR_SALT)
 
 
 def after_cursor(events: QuerySet[AuditEvent], cursor: str) -> QuerySet[AuditEvent]:
-    """Rows older than the cursor's row. Raises ValueError for a cursor we did not sign."""
+    """Rows older than the cursor's row. Raises ValueError for a cursor we did not sign
+    (BadCursor is one). The events are the tenant's already, so the cursor needs no scope."""
     try:
-        created, public_id = signing.loads(cursor, salt=CURSOR_SALT)
+        created, public_id = open_cursor(cursor, salt=CURSOR_SALT)
         at = datetime.fromisoformat(created)
         if not isinstance(public_id, str):
             raise TypeError("bad cursor")
-    except (signing.BadSignature, TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:
         raise ValueError("bad cursor") from exc
     return events.filter(Q(created_at__lt=at) | Q(created_at=at, public_id__lt=public_id))
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def audit_log(request: HttpRequest) -> HttpResponse:
+def audit_log(request: TenantRequest) -> HttpResponse:
     """GET /t/<slug>/audit/: filters in the query string; `cursor` names the page's upper end."""
-    tenant = request.tenant  # type: ignore[attr-defined]
+    tenant = request.tenant
     events, filters = filtered_events(tenant, request.GET)
     cursor = request.GET.get("cursor", "")
     notice = ""
@@ -143,12 +146,9 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         "object_types": list(AuditEvent.objects.for_tenant(tenant).order_by("object_type")
                              .values_list("object_type", flat=True).distinct()),
     }
-    htmx = request.htmx  # type: ignore[attr-defined]
-    partial = bool(htmx) and not htmx.history_restore_request
-    template = "tenants/audit.html#audit-results" if partial else "tenants/audit.html"
-    response = TemplateResponse(request, template, context)
-    if partial:
+    response = render_page(request, "tenants/audit.html", context, partial="audit-results")
+    if wants_partial(request):
         # The address bar gets the filters without the form's empty fields.
         query = filters.query(cursor=cursor)
-        response["HX-Push-Url"] = request.path + (f"?{query}" if query else "")
+        push_url(response, request.path + (f"?{query}" if query else ""))
     return response

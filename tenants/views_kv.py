@@ -14,13 +14,12 @@ from typing import Any
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Sum
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryhub.actors import Actor
 from tenants.actor_names import prime_actor_names
 from tenants.kv.rules import KvError, Limits, loads_strict, validate_call
 from tenants.kv.store import (
@@ -38,7 +37,9 @@ from tenants.kv.store import (
 )
 from tenants.models import Agent, KvEntry, KvRun, Role
 from tenants.ui import tenant_view
-from tenants.views_kv_common import agent_or_404, can_edit, int_or_none, key_param, pretty, render_kv, wants_partial
+from tenants.ui_render import render_page, wants_partial
+from tenants.ui_request import TenantRequest, actor_of, can_act
+from tenants.views_kv_common import agent_or_404, int_or_none, key_param, pretty
 from tenants.views_kv_runs import kv_run  # noqa: F401 - tenants/urls.py routes the run page through this module
 
 KEYS_PER_PAGE = 50
@@ -58,8 +59,8 @@ class AgentRow:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def kv_agents(request: HttpRequest) -> HttpResponse:
-    tenant = request.tenant  # type: ignore[attr-defined]
+def kv_agents(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
     stats = {
         row["agent_id"]: row
         for row in KvEntry.objects.filter(agent__tenant=tenant).values("agent_id")
@@ -69,12 +70,12 @@ def kv_agents(request: HttpRequest) -> HttpResponse:
         AgentRow(agent, stats.get(agent.pk, {}).get("namespaces", 0), stats.get(agent.pk, {}).get("keys", 0))
         for agent in Agent.objects.for_tenant(tenant)
     ]
-    return render_kv(request, "kv/agents.html", "agent-list", {"agents": rows})
+    return render_page(request, "kv/agents.html", {"agents": rows}, partial="agent-list")
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def kv_agent(request: HttpRequest, agent: str) -> HttpResponse:
+def kv_agent(request: TenantRequest, agent: str) -> HttpResponse:
     """An agent's namespaces and its runs, newest first (paged)."""
     found = agent_or_404(request, agent)
     runs = Paginator(KvRun.objects.filter(agent=found).order_by("-created_at", "-id"), RUNS_PER_PAGE)
@@ -83,23 +84,23 @@ def kv_agent(request: HttpRequest, agent: str) -> HttpResponse:
         "namespaces": kv_namespaces(agent=found),
         "runs": runs.get_page(request.GET.get("page")),
     }
-    partial = "run-list" if request.htmx.target == "run-list" else "agent-panel"  # type: ignore[attr-defined]
-    return render_kv(request, "kv/agent.html", partial, context)
+    partial = "run-list" if request.htmx.target == "run-list" else "agent-panel"
+    return render_page(request, "kv/agent.html", context, partial=partial)
 
 
 # --- Namespaces ---------------------------------------------------------------------------------
 
-def _namespace_url(request: HttpRequest, agent: Agent, namespace: str, **query: str) -> str:
-    url = reverse("kv-namespace", args=[request.tenant.slug, agent.slug, namespace])  # type: ignore[attr-defined]
+def _namespace_url(request: TenantRequest, agent: Agent, namespace: str, **query: str) -> str:
+    url = reverse("kv-namespace", args=[request.tenant.slug, agent.slug, namespace])
     return f"{url}?{urlencode(query)}" if query else url
 
 
-def _entry_url(request: HttpRequest, name: str, agent: Agent, namespace: str, key: str) -> str:
-    url = reverse(name, args=[request.tenant.slug, agent.slug, namespace])  # type: ignore[attr-defined]
+def _entry_url(request: TenantRequest, name: str, agent: Agent, namespace: str, key: str) -> str:
+    url = reverse(name, args=[request.tenant.slug, agent.slug, namespace])
     return f"{url}?{urlencode({'key': key})}"
 
 
-def _namespace_context(request: HttpRequest, agent: Agent, namespace: str, **extra: Any) -> dict[str, Any]:
+def _namespace_context(request: TenantRequest, agent: Agent, namespace: str, **extra: Any) -> dict[str, Any]:
     prefix = request.GET.get("prefix", "")
     cursor = request.GET.get("cursor", "")
     after: str | None = None
@@ -130,49 +131,49 @@ def _namespace_context(request: HttpRequest, agent: Agent, namespace: str, **ext
         "first_url": _namespace_url(request, agent, namespace, **({"prefix": prefix} if prefix else {})),
         "next_url": next_url,
         "page_error": page_error,
-        "can_edit": can_edit(request),
+        "can_edit": can_act(request),
         **extra,
     }
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def kv_namespace(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
+def kv_namespace(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     """A namespace's keys, 50 a page in code point order, filtered by a literal prefix."""
     found = agent_or_404(request, agent)
-    partial = "key-list" if request.htmx.target == "key-list" else "ns-panel"  # type: ignore[attr-defined]
-    return render_kv(request, "kv/namespace.html", partial, _namespace_context(request, found, ns))
+    partial = "key-list" if request.htmx.target == "key-list" else "ns-panel"
+    return render_page(request, "kv/namespace.html", _namespace_context(request, found, ns), partial=partial)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def kv_namespace_clear(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
+def kv_namespace_clear(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     """Clear only once the person typed the namespace's name: one mistyped click is not enough."""
     found = agent_or_404(request, agent)
     if request.POST.get("confirm", "").strip() != ns:
         context = _namespace_context(
             request, found, ns, clear_error=f"Type {ns} exactly to confirm. Nothing was deleted.",
         )
-        return render_kv(request, "kv/namespace.html", "ns-panel", context)
-    deleted = kv_clear(agent=found, namespace=ns, actor=Actor.for_user(request.user))
+        return render_page(request, "kv/namespace.html", context, partial="ns-panel")
+    deleted = kv_clear(agent=found, namespace=ns, actor=actor_of(request))
     notice = f"Cleared {ns}: {deleted} key{'' if deleted == 1 else 's'} deleted."
     if not wants_partial(request):
         messages.success(request, notice)
-        return redirect("kv-agent", slug=request.tenant.slug, agent=found.slug)  # type: ignore[attr-defined]
+        return redirect("kv-agent", slug=request.tenant.slug, agent=found.slug)
     context = _namespace_context(request, found, ns, notice=notice)
-    return render_kv(request, "kv/namespace.html", "ns-panel", context, changed=True)
+    return render_page(request, "kv/namespace.html", context, partial="ns-panel")
 
 
 # --- One entry -------------------------------------------------------------------------------------
 
 def _entry_context(
-    request: HttpRequest, agent: Agent, namespace: str, key: str, entry: KvEntry | None, **extra: Any
+    request: TenantRequest, agent: Agent, namespace: str, key: str, entry: KvEntry | None, **extra: Any
 ) -> dict[str, Any]:
     last_run_url = ""
     if entry is not None:
         prime_actor_names(request, [entry.created_by, entry.updated_by])
     if entry is not None and entry.last_run_id and KvRun.objects.filter(agent=agent, run_id=entry.last_run_id).exists():
-        last_run_url = reverse("kv-run", args=[request.tenant.slug, agent.slug, entry.last_run_id])  # type: ignore[attr-defined]
+        last_run_url = reverse("kv-run", args=[request.tenant.slug, agent.slug, entry.last_run_id])
     return {
         "agent": agent,
         "namespace": namespace,
@@ -184,7 +185,7 @@ def _entry_context(
         "entry_url": _entry_url(request, "kv-entry", agent, namespace, key),
         "edit_url": _entry_url(request, "kv-entry-edit", agent, namespace, key),
         "delete_url": _entry_url(request, "kv-entry-delete", agent, namespace, key),
-        "can_edit": can_edit(request),
+        "can_edit": can_act(request),
         **extra,
     }
 
@@ -198,11 +199,11 @@ def _entry_or_404(agent: Agent, namespace: str, key: str) -> KvEntry:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def kv_entry(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
+def kv_entry(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     found = agent_or_404(request, agent)
     key = key_param(request)
     context = _entry_context(request, found, ns, key, _entry_or_404(found, ns, key))
-    return render_kv(request, "kv/entry.html", "entry-panel", context)
+    return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
 
 def _parse_value(draft: str, *, key: str, namespace: str, limits: Limits) -> str:
@@ -219,7 +220,7 @@ def _parse_value(draft: str, *, key: str, namespace: str, limits: Limits) -> str
 
 @tenant_view(Role.REVIEWER)
 @require_http_methods(["GET", "POST"])
-def kv_entry_edit(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
+def kv_entry_edit(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     """GET: the editor. POST: save with If-Match on the version the editor was loaded at."""
     found = agent_or_404(request, agent)
     key = key_param(request)
@@ -228,7 +229,7 @@ def kv_entry_edit(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
         context = _entry_context(
             request, found, ns, key, entry, editing=True, draft=pretty(entry.value), form_version=entry.version,
         )
-        return render_kv(request, "kv/entry.html", "entry-panel", context)
+        return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
     draft = request.POST.get("value", "")
     loaded_at = int_or_none(request.POST.get("version"))
@@ -236,51 +237,52 @@ def kv_entry_edit(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
     if loaded_at is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key), **editor,
                                  error="The form lost the version it was loaded at; reload the page.")
-        return render_kv(request, "kv/entry.html", "entry-panel", context)
-    limits = limits_for(request.tenant)  # type: ignore[attr-defined]
+        return render_page(request, "kv/entry.html", context, partial="entry-panel")
+    limits = limits_for(request.tenant)
     try:
         value = _parse_value(draft, key=key, namespace=ns, limits=limits)
         entry, _ = kv_set(
             agent=found, limits=limits, namespace=ns, key=key, value=value,
-            actor=Actor.for_user(request.user), precondition=Precondition(versions=frozenset({loaded_at})),
+            actor=actor_of(request), precondition=Precondition(versions=frozenset({loaded_at})),
         )
     except PreconditionMismatch:
         return _stale(request, found, ns, key, draft=draft, what="Your edit was not saved")
     except KvError as exc:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key),
                                  **editor, error=exc.message)
-        return render_kv(request, "kv/entry.html", "entry-panel", context)
+        return render_page(request, "kv/entry.html", context, partial="entry-panel")
     context = _entry_context(request, found, ns, key, entry, notice=f"Saved version {entry.version}.")
-    return render_kv(request, "kv/entry.html", "entry-panel", context, changed=True)
+    return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
 
-def _stale(request: HttpRequest, agent: Agent, namespace: str, key: str, *, draft: str | None, what: str) -> HttpResponse:
+def _stale(request: TenantRequest, agent: Agent, namespace: str, key: str, *, draft: str | None, what: str) -> HttpResponse:
     """Someone else wrote first: show what is stored now; nothing of ours was written."""
     current = kv_get(agent=agent, namespace=namespace, key=key)
     if current is None:
         notice = f"Someone else deleted this key. {what}."
         context = _entry_context(request, agent, namespace, key, None, notice=notice, notice_kind="error")
-        return render_kv(request, "kv/entry.html", "entry-panel", context)
+        return render_page(request, "kv/entry.html", context, partial="entry-panel")
     notice = f"Someone else changed this key; it is now at version {current.version}. {what}."
     extra: dict[str, Any] = {"notice": notice, "notice_kind": "error", "conflict": True}
     if draft is not None:
         # The draft stays, now based on the current version: saving again is a deliberate choice.
         extra.update(editing=True, draft=draft, form_version=current.version)
-    return render_kv(request, "kv/entry.html", "entry-panel", _entry_context(request, agent, namespace, key, current, **extra))
+    context = _entry_context(request, agent, namespace, key, current, **extra)
+    return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def kv_entry_delete(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
+def kv_entry_delete(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     found = agent_or_404(request, agent)
     key = key_param(request)
     version = int_or_none(request.POST.get("version"))
     if version is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key),
                                  notice="The form lost the key's version; reload the page.", notice_kind="error")
-        return render_kv(request, "kv/entry.html", "entry-panel", context)
+        return render_page(request, "kv/entry.html", context, partial="entry-panel")
     try:
-        kv_delete(agent=found, namespace=ns, key=key, actor=Actor.for_user(request.user),
+        kv_delete(agent=found, namespace=ns, key=key, actor=actor_of(request),
                   precondition=Precondition(versions=frozenset({version})))
     except PreconditionMismatch:
         return _stale(request, found, ns, key, draft=None, what="The key was not deleted")
@@ -288,6 +290,6 @@ def kv_entry_delete(request: HttpRequest, agent: str, ns: str) -> HttpResponse:
         messages.success(request, "Key deleted.")
         return redirect(_namespace_url(request, found, ns))
     context = _entry_context(request, found, ns, key, None, notice="Key deleted.", deleted=True)
-    return render_kv(request, "kv/entry.html", "entry-panel", context, changed=True)
+    return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
 

@@ -3,39 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from django.http import Http404, HttpRequest
+from django.http import Http404
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 
-from tenants.models import Agent, Role
-
-KV_CHANGED = "kvChanged"
+from tenants.models import Agent
+from tenants.ui_request import TenantRequest
 
 
-def wants_partial(request: HttpRequest) -> bool:
-    # htmx restoring history asks for the whole page although it is an htmx request.
-    htmx = request.htmx  # type: ignore[attr-defined]
-    return bool(htmx) and not htmx.history_restore_request
-
-
-def render_kv(
-    request: HttpRequest, template: str, partial: str, context: dict[str, Any], *, changed: bool = False
-) -> TemplateResponse:
-    name = f"{template}#{partial}" if wants_partial(request) else template
-    response = TemplateResponse(request, name, context)
-    if changed:
-        response["HX-Trigger"] = KV_CHANGED
-    return response
-
-
-def agent_or_404(request: HttpRequest, slug: str) -> Agent:
+def agent_or_404(request: TenantRequest, slug: str) -> Agent:
     # Looked up from the request's tenant: another tenant's slug is simply not found.
-    return get_object_or_404(Agent.objects.for_tenant(request.tenant), slug=slug)  # type: ignore[attr-defined]
+    return get_object_or_404(Agent.objects.for_tenant(request.tenant), slug=slug)
 
 
-def key_param(request: HttpRequest) -> str:
+def key_param(request: TenantRequest) -> str:
     # Keys travel as ?key= so that any key works, including "", "a/b" and "..".
     if "key" not in request.GET:
         raise Http404("No key given.")
@@ -53,6 +34,3 @@ def pretty(value_text: str) -> str:
     """A stored (canonical) value as indented JSON for reading and editing."""
     return json.dumps(json.loads(value_text), indent=2, ensure_ascii=False)
 
-
-def can_edit(request: HttpRequest) -> bool:
-    return request.membership.has_role(Role.REVIEWER)  # type: ignore[attr-defined]

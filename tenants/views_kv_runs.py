@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -21,7 +21,9 @@ from tenants.actor_names import prime_actor_names
 from tenants.kv.rules import canonical
 from tenants.models import KvJournalRecord, KvRun, Role
 from tenants.ui import tenant_view
-from tenants.views_kv_common import agent_or_404, int_or_none, render_kv
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest
+from tenants.views_kv_common import agent_or_404, int_or_none
 
 JOURNAL_PER_PAGE = 100
 # A value longer than this (or of more lines) is folded into a <details>: a page of 100 calls
@@ -88,15 +90,15 @@ def _journal_row(record: KvJournalRecord) -> JournalRow:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def kv_run(request: HttpRequest, agent: str, run_id: str) -> HttpResponse:
+def kv_run(request: TenantRequest, agent: str, run_id: str) -> HttpResponse:
     """A run and its journal, in seq order, 100 records a page; `?after=<seq>` is the page."""
     found = agent_or_404(request, agent)
     run = get_object_or_404(KvRun, agent=found, run_id=run_id)
     after = max(int_or_none(request.GET.get("after")) or 0, 0)
     records = list(run.records.filter(seq__gt=after).order_by("seq")[: JOURNAL_PER_PAGE + 1])
     rows = [_journal_row(record) for record in records[:JOURNAL_PER_PAGE]]
-    url = reverse("kv-run", args=[request.tenant.slug, found.slug, run.run_id])  # type: ignore[attr-defined]
+    url = reverse("kv-run", args=[request.tenant.slug, found.slug, run.run_id])
     next_url = f"{url}?{urlencode({'after': rows[-1].seq})}" if len(records) > JOURNAL_PER_PAGE else ""
     prime_actor_names(request, [run.created_by])
     context = {"agent": found, "run": run, "rows": rows, "after": after, "next_url": next_url, "first_url": url}
-    return render_kv(request, "kv/run.html", "journal", context)
+    return render_page(request, "kv/run.html", context, partial="journal")

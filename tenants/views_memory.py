@@ -14,21 +14,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryhub.actors import Actor
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
 from tenants.memory.service import WriteOutcome, memory_undo, memory_write, pending_count, volume_for
 from tenants.memory_ui_text import ui_message
 from tenants.models import MemoryVersion, MemoryVolume, Origin, Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page, wants_partial
+from tenants.ui_request import TenantRequest, actor_of, can_act
 
-MEMORY_CHANGED = "memoryChanged"
-PENDING_CHANGED = "pendingChanged"
+PENDING_CHANGED = "pendingChanged"  # the nav badge listens (memory/badge.html)
 VERSIONS_PER_PAGE = 50
 STORE_LABELS = {"memory": "Environment notes", "user": "User profile"}
 LOST_VERSION = "The form lost the version it was loaded at; reload the page."
@@ -36,40 +36,11 @@ LOST_VERSION = "The form lost the version it was loaded at; reload the page."
 
 # --- Shared helpers (the review pages use them too) ----------------------------------------
 
-def wants_partial(request: HttpRequest) -> bool:
-    # htmx restoring history asks for the whole page although it is an htmx request.
-    htmx = request.htmx  # type: ignore[attr-defined]
-    return bool(htmx) and not htmx.history_restore_request
-
-
-def render(
-    request: HttpRequest, template: str, partial: str, context: dict[str, Any], *, events: tuple[str, ...] = ()
-) -> TemplateResponse:
-    """The named partial for htmx, else the whole page; `events` become HX-Trigger."""
-    name = f"{template}#{partial}" if wants_partial(request) else template
-    response = TemplateResponse(request, name, context)
-    if events:
-        response["HX-Trigger"] = ", ".join(events)
-    return response
-
-
-def can_act(request: HttpRequest) -> bool:
-    return request.membership.has_role(Role.REVIEWER)  # type: ignore[attr-defined]
-
-
 def int_or_none(raw: str | None) -> int | None:
     try:
-        return int(raw) if raw not in (None, "") else None
+        return int(raw) if raw else None
     except ValueError:
         return None
-
-
-def tenant_of(request: HttpRequest) -> Tenant:
-    return request.tenant  # type: ignore[attr-defined]
-
-
-def actor_of(request: HttpRequest) -> Actor:
-    return Actor.for_user(request.user)  # type: ignore[arg-type]
 
 
 def nav_pending_count(tenant: Tenant) -> int:
@@ -148,25 +119,24 @@ def store_panel(volume: MemoryVolume, target: str, **state: Any) -> StorePanel:
     )
 
 
-def _page_context(request: HttpRequest, focus: StorePanel | None = None) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _page_context(request: TenantRequest, focus: StorePanel | None = None) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     stores = [focus if focus is not None and focus.target == t else store_panel(volume, t) for t in rules.TARGETS]
     return {"stores": stores, "store": focus, "volume": volume, "can_act": can_act(request),
             "pending_total": pending_count(volume)}
 
 
-def _render_store(request: HttpRequest, panel: StorePanel, *, changed: bool = False) -> TemplateResponse:
-    events = (MEMORY_CHANGED,) if changed else ()
-    return render(request, "memory/memory.html", "store-panel", _page_context(request, panel), events=events)
+def _render_store(request: TenantRequest, panel: StorePanel) -> TemplateResponse:
+    return render_page(request, "memory/memory.html", _page_context(request, panel), partial="store-panel")
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def memory_page(request: HttpRequest) -> HttpResponse:
+def memory_page(request: TenantRequest) -> HttpResponse:
     """Both stores; with ?store= an htmx request gets that store's panel (Cancel in the editor)."""
     target = request.GET.get("store")
     if target in rules.TARGETS and wants_partial(request):
-        return _render_store(request, store_panel(volume_for(tenant_of(request)), target))
+        return _render_store(request, store_panel(volume_for(request.tenant), target))
     return TemplateResponse(request, "memory/memory.html", _page_context(request))
 
 
@@ -175,14 +145,14 @@ class StaleVersion(Exception):
 
 
 def _write_at_version(
-    request: HttpRequest, target: str, version: int, data_for: Callable[[list[str]], dict[str, Any]]
+    request: TenantRequest, target: str, version: int, data_for: Callable[[list[str]], dict[str, Any]]
 ) -> WriteOutcome:
     """Apply a human write only if the store is still at `version`.
 
     The volume row is locked first, in this transaction, so the version check and the write
     see one state; memory_write takes the same lock again, which is a no-op inside it.
     """
-    tenant = tenant_of(request)
+    tenant = request.tenant
     with transaction.atomic():
         volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
         if volume.version(target) != version:
@@ -203,8 +173,8 @@ def _entry_at(index: int | None) -> Callable[[list[str]], str]:
     return pick
 
 
-def _stale_panel(request: HttpRequest, target: str, *, what: str, **state: Any) -> StorePanel:
-    volume = volume_for(tenant_of(request))
+def _stale_panel(request: TenantRequest, target: str, *, what: str, **state: Any) -> StorePanel:
+    volume = volume_for(request.tenant)
     notice = (f"{FILE_NAMES[target]} changed since this page was loaded; it is now at version "
               f"{volume.version(target)}. {what} Check the current entries below and try again.")
     return store_panel(volume, target, notice=notice, notice_is_error=True, **state)
@@ -212,11 +182,11 @@ def _stale_panel(request: HttpRequest, target: str, *, what: str, **state: Any) 
 
 @tenant_view(Role.REVIEWER)
 @require_http_methods(["GET", "POST"])
-def memory_entry_edit(request: HttpRequest, target: str) -> HttpResponse:
+def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
     """GET: open the inline editor for entry ?index= of ?version=. POST: replace that entry."""
     params = request.GET if request.method == "GET" else request.POST
     index, version = int_or_none(params.get("index")), int_or_none(params.get("version"))
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     if request.method == "GET":
         if version != volume.version(target) or index is None or not 0 <= index < len(volume.entries(target)):
             return _render_store(request, _stale_panel(request, target, what="Nothing was changed."))
@@ -232,7 +202,7 @@ def memory_entry_edit(request: HttpRequest, target: str) -> HttpResponse:
     except StaleVersion:
         return _render_store(request, _stale_panel(request, target, what="Your edit was not saved.",
                                                    conflict_draft=draft))
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     if outcome.error is not None:
         entries = volume.entries(target)
         data = ({"action": "replace", "old_text": entries[index], "content": draft}
@@ -240,37 +210,35 @@ def memory_entry_edit(request: HttpRequest, target: str) -> HttpResponse:
         message, cap_hint = ui_message(outcome.error, volume, target, data)
         panel = store_panel(volume, target, editing=index, draft=draft, error=message, cap_hint=cap_hint)
         return _render_store(request, panel)
-    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
-                         changed=outcome.version is not None)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def memory_entry_remove(request: HttpRequest, target: str) -> HttpResponse:
+def memory_entry_remove(request: TenantRequest, target: str) -> HttpResponse:
     index, version = int_or_none(request.POST.get("index")), int_or_none(request.POST.get("version"))
     if version is None:
-        panel = store_panel(volume_for(tenant_of(request)), target, notice=LOST_VERSION, notice_is_error=True)
+        panel = store_panel(volume_for(request.tenant), target, notice=LOST_VERSION, notice_is_error=True)
         return _render_store(request, panel)
     try:
         outcome = _write_at_version(request, target, version, lambda entries: {
             "action": "remove", "old_text": _entry_at(index)(entries)})
     except StaleVersion:
         return _render_store(request, _stale_panel(request, target, what="Nothing was deleted."))
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     if outcome.error is not None:
         panel = store_panel(volume, target, notice=ui_message(outcome.error, volume, target)[0], notice_is_error=True)
         return _render_store(request, panel)
-    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
-                         changed=outcome.version is not None)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def memory_entry_add(request: HttpRequest, target: str) -> HttpResponse:
+def memory_entry_add(request: TenantRequest, target: str) -> HttpResponse:
     draft = request.POST.get("content", "")
     version = int_or_none(request.POST.get("version"))
     if version is None:
-        panel = store_panel(volume_for(tenant_of(request)), target, add_draft=draft, add_error=LOST_VERSION)
+        panel = store_panel(volume_for(request.tenant), target, add_draft=draft, add_error=LOST_VERSION)
         return _render_store(request, panel)
     try:
         outcome = _write_at_version(request, target, version, lambda _: {"action": "add", "content": draft})
@@ -278,13 +246,12 @@ def memory_entry_add(request: HttpRequest, target: str) -> HttpResponse:
         # The draft stays in the add form, now based on the current version.
         return _render_store(request, _stale_panel(request, target, what="Your entry was not added.",
                                                    add_draft=draft))
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     if outcome.error is not None:
         message, cap_hint = ui_message(outcome.error, volume, target, {"action": "add", "content": draft})
         panel = store_panel(volume, target, add_draft=draft, add_error=message, add_cap_hint=cap_hint)
         return _render_store(request, panel)
-    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]),
-                         changed=outcome.version is not None)
+    return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
 # --- History ---------------------------------------------------------------------------------
@@ -314,8 +281,8 @@ def entry_diff(before: list[str], after: list[str]) -> tuple[list[str], list[str
     return minus(after, before), minus(before, after)
 
 
-def _history_context(request: HttpRequest, target: str, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _history_context(request: TenantRequest, target: str, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     before = int_or_none(request.GET.get("before"))
     versions = MemoryVersion.objects.filter(volume=volume, target=target).select_related("pending").order_by("-number")
     if before is not None:
@@ -334,7 +301,7 @@ def _history_context(request: HttpRequest, target: str, **extra: Any) -> dict[st
             current=row.number == volume.version(target),
             reordered=not added and not removed and list(row.entries) != previous,
         ))
-    url = reverse("memory-history", args=[tenant_of(request).slug, target])
+    url = reverse("memory-history", args=[request.tenant.slug, target])
     return {
         "target": target, "file_name": FILE_NAMES[target], "rows": rows, "volume": volume,
         "current_version": volume.version(target), "can_act": can_act(request),
@@ -345,39 +312,39 @@ def _history_context(request: HttpRequest, target: str, **extra: Any) -> dict[st
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def memory_history(request: HttpRequest, target: str) -> HttpResponse:
+def memory_history(request: TenantRequest, target: str) -> HttpResponse:
     """A store's versions, newest first, 50 a page, with entry-level diffs."""
-    return render(request, "memory/history.html", "history-panel", _history_context(request, target))
+    return render_page(request, "memory/history.html", _history_context(request, target), partial="history-panel")
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def memory_restore(request: HttpRequest, target: str) -> HttpResponse:
+def memory_restore(request: TenantRequest, target: str) -> HttpResponse:
     """Restore the entries after version N (0 = empty) as a new human version."""
     version = int_or_none(request.POST.get("version"))
     if version is None or version < 0:
         context = _history_context(request, target, notice="No version given; nothing was restored.",
                                    notice_is_error=True)
-        return render(request, "memory/history.html", "history-panel", context)
-    outcome = memory_undo(tenant=tenant_of(request), target=target, version=version, actor=actor_of(request),
+        return render_page(request, "memory/history.html", context, partial="history-panel")
+    outcome = memory_undo(tenant=request.tenant, target=target, version=version, actor=actor_of(request),
                           reason=request.POST.get("reason", "").strip())
     if outcome.error is not None:
         context = _history_context(request, target, notice=f"Version {version} was not restored: "
                                    f"{outcome.error.message}", notice_is_error=True)
-        return render(request, "memory/history.html", "history-panel", context)
+        return render_page(request, "memory/history.html", context, partial="history-panel")
     if outcome.version is None:
         notice = f"{FILE_NAMES[target]} already holds the entries of version {version}; nothing changed."
     else:
         notice = f"Restored the entries of version {version} as version {outcome.version}."
     context = _history_context(request, target, notice=notice)
-    events = (MEMORY_CHANGED,) if outcome.version is not None else ()
-    return render(request, "memory/history.html", "history-panel", context, events=events)
+    return render_page(request, "memory/history.html", context, partial="history-panel")
 
 
 # --- The nav badge ---------------------------------------------------------------------------
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def memory_badge(request: HttpRequest) -> HttpResponse:
+def memory_badge(request: TenantRequest) -> HttpResponse:
     """The pending count in the nav; polled every 30 s and on `pendingChanged`."""
-    return TemplateResponse(request, "memory/badge.html", {"memory_pending_count": nav_pending_count(tenant_of(request))})
+    return TemplateResponse(request, "memory/badge.html", {"memory_pending_count": nav_pending_count(request.tenant)})
+

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -18,9 +18,11 @@ from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import volume_for
 from tenants.models import Role
 from tenants.ui import tenant_view
-from tenants.views_memory import MEMORY_CHANGED, actor_of, can_act, entry_diff, render, tenant_of
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, actor_of, can_act
+from tenants.views_memory import entry_diff
 
-DRIFT_CHANGED = "driftChanged"
+DRIFT_CHANGED = "driftChanged"  # the Drift tab's marker listens (memory/_drift_marker.html)
 
 
 @dataclass
@@ -33,8 +35,8 @@ class DriftPanel:
     only_disk: list[str]
 
 
-def _drift_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _drift_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     panels = []
     for target in rules.TARGETS:
         drift = getattr(volume, f"{target}_drift")
@@ -48,44 +50,44 @@ def _drift_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def drift_view(request: HttpRequest) -> HttpResponse:
+def drift_view(request: TenantRequest) -> HttpResponse:
     """Hand-edited files on the tenant volume: the database-vs-disk diff and the way out."""
-    return render(request, "memory/drift.html", "drift-panel", _drift_context(request))
+    return render_page(request, "memory/drift.html", _drift_context(request), partial="drift-panel")
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def drift_marker(request: HttpRequest) -> HttpResponse:
+def drift_marker(request: TenantRequest) -> HttpResponse:
     """The Drift tab's "!" alone, for the nav to swap in after `driftChanged`."""
-    return TemplateResponse(request, "memory/_drift_marker.html", {"volume": volume_for(tenant_of(request))})
+    return TemplateResponse(request, "memory/_drift_marker.html", {"volume": volume_for(request.tenant)})
 
 
-def _resolve(request: HttpRequest, target: str, how: str) -> HttpResponse:
+def _resolve(request: TenantRequest, target: str, how: str) -> HttpResponse:
     actor = actor_of(request)
     try:
         if how == "import":
-            resolution = drift_import_disk(tenant=tenant_of(request), target=target, actor=actor,
+            resolution = drift_import_disk(tenant=request.tenant, target=target, actor=actor,
                                            disk_digest=request.POST.get("disk_digest") or None)
             done = (f"Imported {FILE_NAMES[target]} from disk as version {resolution.version}."
                     if resolution.version is not None else
                     f"{FILE_NAMES[target]} on disk held the stored entries; the file was rewritten, nothing else changed.")
         else:
-            drift_overwrite_disk(tenant=tenant_of(request), target=target, actor=actor)
+            drift_overwrite_disk(tenant=request.tenant, target=target, actor=actor)
             done = f"Wrote the stored entries over {FILE_NAMES[target]} on disk; the backup is kept."
     except MemoryRuleError as exc:
         context = _drift_context(request, notice=exc.message, notice_is_error=True, failed_target=target)
-        return render(request, "memory/drift.html", "drift-panel", context)
-    return render(request, "memory/drift.html", "drift-panel", _drift_context(request, notice=done),
-                  events=(MEMORY_CHANGED, DRIFT_CHANGED))
+        return render_page(request, "memory/drift.html", context, partial="drift-panel")
+    return render_page(request, "memory/drift.html", _drift_context(request, notice=done), partial="drift-panel",
+                       event=DRIFT_CHANGED)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def drift_import(request: HttpRequest, target: str) -> HttpResponse:
+def drift_import(request: TenantRequest, target: str) -> HttpResponse:
     return _resolve(request, target, "import")
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def drift_overwrite(request: HttpRequest, target: str) -> HttpResponse:
+def drift_overwrite(request: TenantRequest, target: str) -> HttpResponse:
     return _resolve(request, target, "overwrite")

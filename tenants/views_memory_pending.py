@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.db.models import F
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_POST
 
@@ -25,7 +25,9 @@ from tenants.memory.service import pending_count, volume_for
 from tenants.models import PendingWrite, Role
 from tenants.pending_rows import PendingRow, SizeAfter, redacted_row, refusal_text, row_of, size_after
 from tenants.ui import tenant_view
-from tenants.views_memory import MEMORY_CHANGED, PENDING_CHANGED, actor_of, can_act, render, tenant_of
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, actor_of, can_act
+from tenants.views_memory import PENDING_CHANGED
 
 PENDING_PER_PAGE = 50
 DECIDED_PER_PAGE = 25
@@ -38,8 +40,8 @@ def _target(params: Any) -> str:
     return params.get("target") if params.get("target") in rules.TARGETS else ""
 
 
-def _pending_context(request: HttpRequest, *, focus: PendingRow | None = None, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _pending_context(request: TenantRequest, *, focus: PendingRow | None = None, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     target = _target(request.GET)
     queryset = PendingWrite.objects.filter(volume=volume, status="pending").order_by("created_at", "id")
     if target:
@@ -53,10 +55,10 @@ def _pending_context(request: HttpRequest, *, focus: PendingRow | None = None, *
             **extra}
 
 
-def _decided_context(request: HttpRequest) -> dict[str, Any]:
+def _decided_context(request: TenantRequest) -> dict[str, Any]:
     """Decided items, newest decision first; viewers see summaries and reasons redacted again
     with the tenant's current secrets, as they see pending items."""
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     target = _target(request.GET)
     queryset = (PendingWrite.objects.filter(volume=volume).exclude(status="pending")
                 .order_by(F("decided_at").desc(nulls_last=True), "-id"))
@@ -72,24 +74,25 @@ def _decided_context(request: HttpRequest) -> dict[str, Any]:
             "total": pending_count(volume), "volume": volume, "can_act": can_act(request), "show": "decided"}
 
 
-def _render_pending(request: HttpRequest, *, events: tuple[str, ...] = (), **extra: Any) -> HttpResponse:
-    return render(request, "memory/pending.html", "pending-panel", _pending_context(request, **extra), events=events)
+def _render_pending(request: TenantRequest, *, event: str = "", **extra: Any) -> HttpResponse:
+    return render_page(request, "memory/pending.html", _pending_context(request, **extra), partial="pending-panel",
+                       event=event)
 
 
-def _pending_item(request: HttpRequest, pending_id: str) -> PendingWrite:
-    return get_object_or_404(PendingWrite, volume__tenant=tenant_of(request), public_id=pending_id)
+def _pending_item(request: TenantRequest, pending_id: str) -> PendingWrite:
+    return get_object_or_404(PendingWrite, volume__tenant=request.tenant, public_id=pending_id)
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def pending_list(request: HttpRequest) -> HttpResponse:
+def pending_list(request: TenantRequest) -> HttpResponse:
     """Staged agent writes, oldest first; with ?show=decided the decided ones, newest first."""
     if request.GET.get("show") == "decided":
-        return render(request, "memory/pending.html", "pending-panel", _decided_context(request))
+        return render_page(request, "memory/pending.html", _decided_context(request), partial="pending-panel")
     return _render_pending(request)
 
 
-def _edit_of(request: HttpRequest, row: PendingRow) -> tuple[dict[str, Any] | None, dict[int, str]]:
+def _edit_of(request: TenantRequest, row: PendingRow) -> tuple[dict[str, Any] | None, dict[int, str]]:
     """The reviewer's edit as pending_approve takes it (None when nothing was changed)."""
     drafts = {step["index"]: request.POST[f"content-{step['index']}"] for step in row.steps
               if step["action"] in ("add", "replace") and f"content-{step['index']}" in request.POST}
@@ -104,18 +107,18 @@ def _edit_of(request: HttpRequest, row: PendingRow) -> tuple[dict[str, Any] | No
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_approve_view(request: HttpRequest, pending_id: str) -> HttpResponse:
+def pending_approve_view(request: TenantRequest, pending_id: str) -> HttpResponse:
     """Approve as staged, or after editing the content of its add/replace steps."""
     item = _pending_item(request, pending_id)
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     edit, drafts = _edit_of(request, row_of(item, volume))
-    outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
+    outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
     if outcome.error is None:
         notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
-        return _render_pending(request, notice=notice, events=(PENDING_CHANGED, MEMORY_CHANGED))
+        return _render_pending(request, notice=notice, event=PENDING_CHANGED)
     if outcome.error.code == "NOT_PENDING":
         return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
-                               events=(PENDING_CHANGED,))
+                               event=PENDING_CHANGED)
     item.refresh_from_db()  # pending_approve recorded last_error
     kept = drafts if edit else None
     failed = row_of(item, volume, drafts=kept)
@@ -127,32 +130,32 @@ def pending_approve_view(request: HttpRequest, pending_id: str) -> HttpResponse:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_reject_view(request: HttpRequest, pending_id: str) -> HttpResponse:
+def pending_reject_view(request: TenantRequest, pending_id: str) -> HttpResponse:
     item = _pending_item(request, pending_id)
-    outcome = pending_reject(tenant=tenant_of(request), pending_id=item.public_id, reviewer=actor_of(request),
+    outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request),
                              reason=request.POST.get("reason", "").strip())
     if outcome.error is not None:
         return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
-                               events=(PENDING_CHANGED,))
-    return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", events=(PENDING_CHANGED,))
+                               event=PENDING_CHANGED)
+    return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", event=PENDING_CHANGED)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_approve_all_view(request: HttpRequest) -> HttpResponse:
+def pending_approve_all_view(request: TenantRequest) -> HttpResponse:
     """Oldest first, stopping at the first failure (which stays pending with its error)."""
     target = _target(request.POST) or None
-    result = pending_approve_all(tenant=tenant_of(request), reviewer=actor_of(request), target=target)
+    result = pending_approve_all(tenant=request.tenant, reviewer=actor_of(request), target=target)
     approved = len(result["approved"])
     notice = f"Approved {approved} item{'s' if approved != 1 else ''}."
     failed = result["failed"]
     if failed is not None:
         item = _pending_item(request, failed["id"])
-        error = refusal_text(failed["code"], failed["error"], size_after(item, volume_for(tenant_of(request))))
+        error = refusal_text(failed["code"], failed["error"], size_after(item, volume_for(request.tenant)))
         notice += (f" Stopped at #{failed['id']}: {error} {result['remaining']} "
                    f"item{'s' if result['remaining'] != 1 else ''} still pending.")
-    events = (PENDING_CHANGED, MEMORY_CHANGED) if approved else ()
-    return _render_pending(request, notice=notice, notice_is_error=failed is not None, events=events)
+    return _render_pending(request, notice=notice, notice_is_error=failed is not None,
+                           event=PENDING_CHANGED if approved else "")
 
 
 def _items(n: int) -> str:
@@ -161,7 +164,7 @@ def _items(n: int) -> str:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def pending_bulk_view(request: HttpRequest) -> HttpResponse:
+def pending_bulk_view(request: TenantRequest) -> HttpResponse:
     """Approve or reject the selected items (docs/memory-files.md "Review UI").
 
     Each item is decided by the same service call as its own Approve or Reject button, in
@@ -180,7 +183,7 @@ def pending_bulk_view(request: HttpRequest) -> HttpResponse:
     if len(ids) > MAX_SELECTION:
         return _render_pending(request, notice=f"Select at most {MAX_SELECTION} items at a time; nothing was decided.",
                                notice_is_error=True)
-    items = list(PendingWrite.objects.filter(volume__tenant=tenant_of(request), public_id__in=ids)
+    items = list(PendingWrite.objects.filter(volume__tenant=request.tenant, public_id__in=ids)
                  .order_by("created_at", "id"))
     if len(items) != len(ids):
         raise Http404("No such pending item.")
@@ -189,16 +192,16 @@ def pending_bulk_view(request: HttpRequest) -> HttpResponse:
     refused: list[tuple[PendingWrite, MemoryRuleError]] = []
     for item in items:
         if decision == "approve":
-            outcome = pending_approve(tenant=tenant_of(request), pending_id=item.public_id, reviewer=reviewer)
+            outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer)
         else:
-            outcome = pending_reject(tenant=tenant_of(request), pending_id=item.public_id, reviewer=reviewer,
+            outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer,
                                      reason=reason)
         if outcome.error is None:
             done.append(item.public_id)
         else:
             refused.append((item, outcome.error))
     # Sizes against the store as the selection left it, as the cards below show them.
-    volume = volume_for(tenant_of(request))
+    volume = volume_for(request.tenant)
     failures = [f"#{item.public_id}: {refusal_text(error.code, error.message, size_after(item, volume))}"
                 for item, error in refused]
     verb = "Approved" if decision == "approve" else "Rejected"
@@ -206,7 +209,4 @@ def pending_bulk_view(request: HttpRequest) -> HttpResponse:
     notice += f": {', '.join('#' + public_id for public_id in done)}." if done else "."
     if failures:
         notice += f" Not {verb.lower()} ({_items(len(failures))}, still shown if pending): {' '.join(failures)}"
-    events: tuple[str, ...] = ()
-    if done:
-        events = (PENDING_CHANGED, MEMORY_CHANGED) if decision == "approve" else (PENDING_CHANGED,)
-    return _render_pending(request, notice=notice, notice_is_error=bool(failures), events=events)
+    return _render_pending(request, notice=notice, notice_is_error=bool(failures), event=PENDING_CHANGED if done else "")

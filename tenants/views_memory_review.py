@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
@@ -25,17 +25,17 @@ from tenants.memory.service import memory_write, volume_for
 from tenants.models import Approval, MemoryVolume, Origin, Role, ThreatFinding
 from tenants.tenant_settings import settings_update, settings_validate
 from tenants.ui import tenant_view
-from tenants.views_memory import MEMORY_CHANGED, actor_of, can_act, render, tenant_of
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, actor_of, can_act
 
 SETTINGS_FIELDS = ("memory_limit", "user_limit", "approval")
 INTEGER_SETTINGS = ("memory_limit", "user_limit")
-SETTINGS_CHANGED = "memorySettingsChanged"
 
 
 # --- Threat findings -------------------------------------------------------------------------
 
-def _findings_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _findings_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     findings = list(ThreatFinding.objects.filter(volume=volume, resolved_at__isnull=True).order_by("target", "found_at", "id"))
     return {"findings": findings, "volume": volume, "can_act": can_act(request),
             "stored": {t: set(volume.entries(t)) for t in rules.TARGETS}, **extra}
@@ -43,16 +43,16 @@ def _findings_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def findings_list(request: HttpRequest) -> HttpResponse:
+def findings_list(request: TenantRequest) -> HttpResponse:
     """Unresolved findings of the rescans and session snapshots."""
-    return render(request, "memory/findings.html", "findings-panel", _findings_context(request))
+    return render_page(request, "memory/findings.html", _findings_context(request), partial="findings-panel")
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def finding_remove(request: HttpRequest, finding_id: str) -> HttpResponse:
+def finding_remove(request: TenantRequest, finding_id: str) -> HttpResponse:
     """Remove the flagged entry through a normal human write (which resolves the finding)."""
-    tenant = tenant_of(request)
+    tenant = request.tenant
     finding = get_object_or_404(ThreatFinding, volume__tenant=tenant, public_id=finding_id,
                                 resolved_at__isnull=True)
     with transaction.atomic():
@@ -68,28 +68,28 @@ def finding_remove(request: HttpRequest, finding_id: str) -> HttpResponse:
     if outcome is None:
         context = _findings_context(request, notice="That entry is no longer stored; nothing was removed.",
                                     notice_is_error=True)
-        return render(request, "memory/findings.html", "findings-panel", context)
+        return render_page(request, "memory/findings.html", context, partial="findings-panel")
     if outcome.error is not None:
         message = outcome.error.message
         if outcome.error.code == "AMBIGUOUS_MATCH":
             message = "The flagged text also occurs inside another entry; remove it on the Memory page instead."
         context = _findings_context(request, notice=message, notice_is_error=True)
-        return render(request, "memory/findings.html", "findings-panel", context)
+        return render_page(request, "memory/findings.html", context, partial="findings-panel")
     context = _findings_context(request, notice=f"Removed the flagged {FILE_NAMES[finding.target]} entry.")
-    return render(request, "memory/findings.html", "findings-panel", context, events=(MEMORY_CHANGED,))
+    return render_page(request, "memory/findings.html", context, partial="findings-panel")
 
 
 # --- Admin settings --------------------------------------------------------------------------
 
-def _settings_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    volume = volume_for(tenant_of(request))
+def _settings_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
+    volume = volume_for(request.tenant)
     values = {name: getattr(volume, name) for name in SETTINGS_FIELDS}
     return {"values": values, "approval_choices": Approval.choices, "secret_count": len(volume.secrets),
             "volume": volume, "errors": {}, **extra}
 
 
-def _render_settings(request: HttpRequest, *, events: tuple[str, ...] = (), **extra: Any) -> HttpResponse:
-    return render(request, "memory/settings.html", "settings-panel", _settings_context(request, **extra), events=events)
+def _render_settings(request: TenantRequest, **extra: Any) -> HttpResponse:
+    return render_page(request, "memory/settings.html", _settings_context(request, **extra), partial="settings-panel")
 
 
 def _form_values(post: Any) -> dict[str, Any]:
@@ -105,11 +105,11 @@ def _form_values(post: Any) -> dict[str, Any]:
 
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
-def memory_settings(request: HttpRequest) -> HttpResponse:
+def memory_settings(request: TenantRequest) -> HttpResponse:
     """Limits and the approval policy, saved through the tenant settings service (audited)."""
     if request.method == "GET":
         return _render_settings(request)
-    tenant = tenant_of(request)
+    tenant = request.tenant
     payload = _form_values(request.POST)
     try:
         with transaction.atomic():
@@ -126,23 +126,23 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
     after = {name: getattr(volume_for(tenant), name) for name in SETTINGS_FIELDS}
     changed = before != after
     notice = "Settings saved." if changed else "Nothing changed."
-    return _render_settings(request, notice=notice, events=(SETTINGS_CHANGED, MEMORY_CHANGED) if changed else ())
+    return _render_settings(request, notice=notice)
 
 
 @tenant_view(Role.ADMIN)
 @require_POST
-def memory_secret_add(request: HttpRequest) -> HttpResponse:
+def memory_secret_add(request: TenantRequest) -> HttpResponse:
     """Add one secret. The value is never rendered back, not even after an error."""
     try:
-        count = secrets_add(tenant=tenant_of(request), secret=request.POST.get("secret", ""), actor=actor_of(request))
+        count = secrets_add(tenant=request.tenant, secret=request.POST.get("secret", ""), actor=actor_of(request))
     except SecretRejected as exc:
         return _render_settings(request, secret_error=exc.message)
-    return _render_settings(request, secret_notice=f"Secret saved; {count} set.", events=(SETTINGS_CHANGED,))
+    return _render_settings(request, secret_notice=f"Secret saved; {count} set.")
 
 
 @tenant_view(Role.ADMIN)
 @require_POST
-def memory_secrets_clear(request: HttpRequest) -> HttpResponse:
-    cleared = secrets_clear(tenant=tenant_of(request), actor=actor_of(request))
+def memory_secrets_clear(request: TenantRequest) -> HttpResponse:
+    cleared = secrets_clear(tenant=request.tenant, actor=actor_of(request))
     notice = f"Cleared {cleared} secret{'s' if cleared != 1 else ''}." if cleared else "No secrets were set."
-    return _render_settings(request, secret_notice=notice, events=(SETTINGS_CHANGED,) if cleared else ())
+    return _render_settings(request, secret_notice=notice)

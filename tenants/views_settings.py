@@ -11,18 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods
 from rest_framework import serializers
 
-from memoryhub.actors import Actor
 from tenants import settings_form
 from tenants.models import Role, Tenant
 from tenants.tenant_settings import settings_read, settings_update, settings_validate
 from tenants.ui import tenant_view
-from tenants.views_memory import render
-
-SETTINGS_CHANGED = "tenantSettingsChanged"
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, actor_of
 
 
 @dataclass(frozen=True)
@@ -45,16 +43,15 @@ def _context(tenant: Tenant, *, texts: dict[str, str] | None = None, was: dict[s
             "was_prefix": settings_form.WAS, **extra}
 
 
-def _render(request: HttpRequest, tenant: Tenant, *, changed: bool = False, **extra: Any) -> HttpResponse:
-    events = (SETTINGS_CHANGED,) if changed else ()
-    return render(request, "tenants/settings.html", "settings-panel", _context(tenant, **extra), events=events)
+def _render(request: TenantRequest, tenant: Tenant, **extra: Any) -> HttpResponse:
+    return render_page(request, "tenants/settings.html", _context(tenant, **extra), partial="settings-panel")
 
 
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
-def tenant_settings_page(request: HttpRequest) -> HttpResponse:
+def tenant_settings_page(request: TenantRequest) -> HttpResponse:
     """Show the settings; POST saves the fields that differ from what the page showed."""
-    tenant: Tenant = request.tenant  # type: ignore[attr-defined]
+    tenant = request.tenant
     if request.method == "GET":
         return _render(request, tenant)
     submission = settings_form.read_post(request.POST)
@@ -70,6 +67,5 @@ def tenant_settings_page(request: HttpRequest) -> HttpResponse:
     if not submission.payload:
         return _render(request, tenant, notice="Nothing changed.")
     before = settings_read(tenant)
-    after = settings_update(tenant=tenant, bound=bound, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
-    changed = before != after
-    return _render(request, tenant, changed=changed, notice="Settings saved." if changed else "Nothing changed.")
+    after = settings_update(tenant=tenant, bound=bound, actor=actor_of(request))
+    return _render(request, tenant, notice="Settings saved." if before != after else "Nothing changed.")

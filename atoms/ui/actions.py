@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_POST
 
 from atoms.errors import AtomError
@@ -28,21 +28,14 @@ from atoms.services.refs import issue_refs
 from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_body
 from atoms.services.review import atoms_approve
 from atoms.services.write import atoms_write
-from atoms.ui.common import (
-    ATOMS_CHANGED,
-    actor_of,
-    atom_or_404,
-    barrier_response,
-    error_text,
-    person_of,
-    tenant_of,
-)
+from atoms.ui.common import ATOMS_CHANGED, atom_or_404, barrier_response, error_text, person_of
 from atoms.ui.detail import render_detail
 from atoms.ui.quarantine import render_quarantine
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
 from tenants.models import Role
 from tenants.ui import tenant_view
+from tenants.ui_request import TenantRequest, actor_of
 
 MOVED = "This atom changed since you loaded the page; the new revision is shown. Nothing was done."
 
@@ -59,9 +52,9 @@ class NewLink:
     at: str  # logical | observed
 
 
-def _loaded_head(request: HttpRequest, atom: Atom) -> Revision:
+def _loaded_head(request: TenantRequest, atom: Atom) -> Revision:
     """The revision the form was loaded at; a head that moved since is refused."""
-    loaded = Revision.objects.filter(tenant=tenant_of(request), atom=atom, id=request.POST.get("head", "")).first()
+    loaded = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("head", "")).first()
     if loaded is None or loaded.id != atom.head_id:
         raise FormError(MOVED)
     return loaded
@@ -111,12 +104,12 @@ def revise_body(person: Principal, head: Revision, text: str, *, keep_links: set
     return {"binding": {"writePolicy": head.policy}, "changes": [change]}, sum(1 for _, t in links if t is None)
 
 
-def _write(request: HttpRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
+def _write(request: TenantRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
            **audit_after: Any) -> tuple[Revision, str]:
     """The write and its UI audit entry in one transaction; returns the new head and its
     review status. A retire keeps its reason readable in a review note (the audit entry
     holds only its digest)."""
-    tenant = tenant_of(request)
+    tenant = request.tenant
     with transaction.atomic():
         outcome = atoms_write(caller=person_of(request), body=body)
         new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
@@ -133,39 +126,39 @@ def _review_note(status: str) -> str:
     return " The scanner flags the new text: it stays in quarantine." if status == "quarantined" else ""
 
 
-def _answer(request: HttpRequest, atom: Atom, *, done: str = "", error: str = "", **extra: Any) -> HttpResponse:
+def _answer(request: TenantRequest, atom: Atom, *, done: str = "", error: str = "", **extra: Any) -> HttpResponse:
     """Re-render where the form was: the quarantine queue or the atom page. A success fires
     `atomsChanged` (the nav badge listens); an error re-renders with status 200."""
-    events = (ATOMS_CHANGED,) if done else ()
+    event = ATOMS_CHANGED if done else ""
     notice = {"notice": done or error, "notice_is_error": bool(error)}
     if request.POST.get("from") == "quarantine":
-        return render_quarantine(request, events=events, **notice, focus=atom.id if error else "", **extra)
-    return render_detail(request, atom, events=events, **notice, **extra)
+        return render_quarantine(request, event=event, **notice, focus=atom.id if error else "", **extra)
+    return render_detail(request, atom, event=event, **notice, **extra)
 
 
-def _closed_or_atom(request: HttpRequest, atom_id: str) -> tuple[HttpResponse | None, Atom | None]:
+def _atom_or_closed(request: TenantRequest, atom_id: str) -> Atom | HttpResponse:
+    """The tenant's atom, or the barrier's page while a purge is pending."""
     closed = barrier_response(request)
-    return (closed, None) if closed is not None else (None, atom_or_404(request, atom_id))
+    return closed if closed is not None else atom_or_404(request, atom_id)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def atom_approve(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_approve(request: TenantRequest, atom_id: str) -> HttpResponse:
     """Mark the head approved, if it is still the head the person saw."""
-    closed, atom = _closed_or_atom(request, atom_id)
-    if closed is not None or atom is None:
-        return closed  # type: ignore[return-value]
+    atom = _atom_or_closed(request, atom_id)
+    if isinstance(atom, HttpResponse):
+        return atom
     try:
         with transaction.atomic():
             # Commits and approvals lock the store row; holding it, the head cannot move
             # between the check and the approval.
-            AtomStore.objects.select_for_update().filter(tenant=tenant_of(request)).first()
+            AtomStore.objects.select_for_update().filter(tenant=request.tenant).first()
             atom = Atom.objects.select_related("head").get(pk=atom.pk)
-            _loaded_head(request, atom)
-            before = atom.head.review_status  # type: ignore[union-attr]
+            before = _loaded_head(request, atom).review_status
             if before == "rejected":
                 raise FormError("This atom was rejected; restore its text to have it reviewed again.")
-            atoms_approve(tenant=tenant_of(request), atom_id=atom.id, actor=actor_of(request))
+            atoms_approve(tenant=request.tenant, atom_id=atom.id, actor=actor_of(request))
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
     except AtomError as error:
@@ -174,21 +167,21 @@ def atom_approve(request: HttpRequest, atom_id: str) -> HttpResponse:
     return _answer(request, atom, done=done)
 
 
-def _new_link(request: HttpRequest) -> NewLink | None:
+def _new_link(request: TenantRequest) -> NewLink | None:
     role = request.POST.get("new_role", "").strip()
     target_id = request.POST.get("new_target", "").strip()
     if not role and not target_id:
         return None
     if not role or not target_id:
         raise FormError("A new link needs both a role and a target atom id.")
-    target = Atom.objects.select_related("head").filter(tenant=tenant_of(request), id=target_id).first()
+    target = Atom.objects.select_related("head").filter(tenant=request.tenant, id=target_id).first()
     if target is None or target.head is None:
         raise FormError(f"No atom {target_id} in this tenant.")
     at = "observed" if request.POST.get("new_at") == "observed" else "logical"
     return NewLink(role=role, target=target, required=request.POST.get("new_required") == "on", at=at)
 
 
-def _positions(request: HttpRequest, name: str) -> set[int] | None:
+def _positions(request: TenantRequest, name: str) -> set[int] | None:
     """Checked positions of a keep-list, or None when the form did not show that list."""
     if request.POST.get(f"{name}_shown") != "1":
         return None
@@ -197,12 +190,12 @@ def _positions(request: HttpRequest, name: str) -> set[int] | None:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def atom_edit(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_edit(request: TenantRequest, atom_id: str) -> HttpResponse:
     """A human revise: the new text, with links and sources kept unless the form drops some
     or adds a link."""
-    closed, atom = _closed_or_atom(request, atom_id)
-    if closed is not None or atom is None:
-        return closed  # type: ignore[return-value]
+    atom = _atom_or_closed(request, atom_id)
+    if isinstance(atom, HttpResponse):
+        return atom
     text = request.POST.get("text", "").replace("\r\n", "\n")
     kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": _positions(request, "keep_link"),
             "kept_sources": _positions(request, "keep_source"), "new_role": request.POST.get("new_role", ""),
@@ -224,11 +217,11 @@ def atom_edit(request: HttpRequest, atom_id: str) -> HttpResponse:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def atom_retire(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_retire(request: TenantRequest, atom_id: str) -> HttpResponse:
     """A human retire; the reason is required and audited (as a digest, like all audit data)."""
-    closed, atom = _closed_or_atom(request, atom_id)
-    if closed is not None or atom is None:
-        return closed  # type: ignore[return-value]
+    atom = _atom_or_closed(request, atom_id)
+    if isinstance(atom, HttpResponse):
+        return atom
     reason = request.POST.get("reason", "").strip()
     try:
         head = _loaded_head(request, atom)
@@ -248,15 +241,15 @@ def atom_retire(request: HttpRequest, atom_id: str) -> HttpResponse:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def atom_restore(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_restore(request: TenantRequest, atom_id: str) -> HttpResponse:
     """Bring back an earlier revision's text (or a retired atom's) as a new revision; the
     head's links and sources are kept."""
-    closed, atom = _closed_or_atom(request, atom_id)
-    if closed is not None or atom is None:
-        return closed  # type: ignore[return-value]
+    atom = _atom_or_closed(request, atom_id)
+    if isinstance(atom, HttpResponse):
+        return atom
     try:
         head = _loaded_head(request, atom)
-        old = Revision.objects.filter(tenant=tenant_of(request), atom=atom, id=request.POST.get("revision", "")).first()
+        old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("revision", "")).first()
         if old is None:
             raise FormError("That revision is not part of this atom's history.")
         if head.state == "active" and old.body == head.body:
@@ -280,12 +273,12 @@ def _check_reason(reason: str, missing: str) -> None:
 
 @tenant_view(Role.REVIEWER)
 @require_POST
-def atom_reject(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_reject(request: TenantRequest, atom_id: str) -> HttpResponse:
     """Reject quarantined text with a reason: the atom is retired and its head marked
     rejected, so it leaves the queue and stays hidden from API keys (`atoms_reject`)."""
-    closed, atom = _closed_or_atom(request, atom_id)
-    if closed is not None or atom is None:
-        return closed  # type: ignore[return-value]
+    atom = _atom_or_closed(request, atom_id)
+    if isinstance(atom, HttpResponse):
+        return atom
     reason = request.POST.get("reason", "").strip()
     try:
         with transaction.atomic():
@@ -295,7 +288,7 @@ def atom_reject(request: HttpRequest, atom_id: str) -> HttpResponse:
                 raise FormError("Only quarantined text can be rejected; retire the atom instead.")
             rejected = atoms_reject(person=person_of(request), atom_id=atom.id, head_id=head.id, reason=reason,
                                     actor=actor_of(request))
-            audit_record(tenant=tenant_of(request), actor=actor_of(request), action="atoms.ui.reject",
+            audit_record(tenant=request.tenant, actor=actor_of(request), action="atoms.ui.reject",
                          object_type="atom", object_id=atom.id,
                          before={"revision": head.id, "textDigest": sha256_hex(head.body)},
                          after={"revision": rejected.id, "textDigest": sha256_hex(rejected.body), "reason": reason})

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.core import signing
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -32,12 +31,13 @@ from atoms.ui.common import (
     person_of,
     quarantine_count,
     query_string,
-    render_page,
-    tenant_of,
     tenant_policies,
 )
+from memoryhub.keyset import BadCursor, open_cursor, sign_cursor
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest
 
 PAGE_SIZE = 25
 CURSOR_SALT = "memoryhub.atoms.ui.browse"
@@ -81,19 +81,21 @@ class Row:
     score: float | None = None
 
 
+def _listing(tenant: Tenant, filters: Filters) -> dict[str, Any]:
+    return {"t": tenant.pk, "f": filters.params(q="")}
+
+
 def encode_cursor(tenant: Tenant, filters: Filters, last: Revision) -> str:
-    return signing.dumps({"t": tenant.pk, "f": filters.params(q=""), "s": last.seq, "a": last.atom_id},
-                         salt=CURSOR_SALT)
+    return sign_cursor({"s": last.seq, "a": last.atom_id}, salt=CURSOR_SALT, scope=_listing(tenant, filters),
+                       compress=False)
 
 
 def decode_cursor(raw: str, tenant: Tenant, filters: Filters) -> tuple[int, str] | None:
     """(seq, atom id) to continue after, or None when the cursor is not one of ours for
     this tenant and these filters."""
     try:
-        data = signing.loads(raw, salt=CURSOR_SALT)
-    except signing.BadSignature:
-        return None
-    if not isinstance(data, dict) or data.get("t") != tenant.pk or data.get("f") != filters.params(q=""):
+        data = open_cursor(raw, salt=CURSOR_SALT, scope=_listing(tenant, filters))
+    except BadCursor:
         return None
     seq, atom_id = data.get("s"), data.get("a")
     return (seq, atom_id) if isinstance(seq, int) and isinstance(atom_id, str) else None
@@ -122,7 +124,7 @@ def _revisions_of_refs(person: Principal, refs: list[str]) -> dict[str, Revision
     return {ref: found[revision_id] for ref, revision_id in pairs.items() if revision_id in found}
 
 
-def _search(request: HttpRequest, filters: Filters, cursor: str) -> dict[str, Any]:
+def _search(request: TenantRequest, filters: Filters, cursor: str) -> dict[str, Any]:
     body: dict[str, Any] = {"query": filters.q, "options": {"limit": PAGE_SIZE}}
     if filters.policy:
         body["binding"] = {"readPolicies": [filters.policy]}
@@ -145,8 +147,8 @@ def _search(request: HttpRequest, filters: Filters, cursor: str) -> dict[str, An
             "filtered_out": len(result["items"]) - len(rows)}
 
 
-def _browse_context(request: HttpRequest) -> dict[str, Any]:
-    tenant = tenant_of(request)
+def _browse_context(request: TenantRequest) -> dict[str, Any]:
+    tenant = request.tenant
     policies = tenant_policies(tenant)
     filters = Filters.from_request(request, policies)
     cursor = request.GET.get("cursor", "")
@@ -176,18 +178,18 @@ def _browse_context(request: HttpRequest) -> dict[str, Any]:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def atom_browser(request: HttpRequest) -> HttpResponse:
+def atom_browser(request: TenantRequest) -> HttpResponse:
     """Search or list the tenant's atoms with filters; viewers may browse."""
     closed = barrier_response(request)
     if closed is not None:
         return closed
     context = _browse_context(request)
-    context["quarantined"] = quarantine_count(tenant_of(request))
-    return render_page(request, "atoms/browser.html", "atom-list", context)
+    context["quarantined"] = quarantine_count(request.tenant)
+    return render_page(request, "atoms/browser.html", context, partial="atom-list")
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def quarantine_badge(request: HttpRequest) -> HttpResponse:
+def quarantine_badge(request: TenantRequest) -> HttpResponse:
     """The nav badge alone, refreshed in place when an `atomsChanged` event fires."""
     return TemplateResponse(request, "atoms/badge.html", {})

@@ -1,5 +1,6 @@
 """Shared plumbing of the Atom review pages: the tenant's atoms, the person as a principal,
-the purge barrier, and rendering (the memory pages' helpers, reused)."""
+and the purge barrier. The request, who acts and how a page answers are the tenant pages'
+own (tenants/ui_request.py, tenants/ui_render.py)."""
 
 from __future__ import annotations
 
@@ -7,42 +8,31 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest
+from django.http import Http404
 from django.template.response import TemplateResponse
 
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, Revision
 from atoms.principal import Principal
-from memoryhub.actors import Actor
-from tenants.models import Role, Tenant
-from tenants.views_memory import render as render_page  # noqa: F401 - the Atom views render through it
+from tenants.models import Tenant
+from tenants.ui_request import TenantRequest
 
-ATOMS_CHANGED = "atomsChanged"
+ATOMS_CHANGED = "atomsChanged"  # the nav badge listens (atoms/badge.html)
 REVIEW_STATUSES = ("approved", "unreviewed", "quarantined", "rejected")
 STATES = ("active", "retired")
 ORIGINS = ("source", "extraction", "organization", "derived", "hypothesis")
 
 
-def tenant_of(request: HttpRequest) -> Tenant:
-    return request.tenant  # type: ignore[attr-defined]
+def person_of(request: TenantRequest) -> Principal:
+    """The signed-in person as the Atom engine's principal (docs/atoms.md "Decisions":
+    subject `user:<username>`, human, every policy the tenant holds atoms in); the same
+    person that actor_of names in audit rows."""
+    return Principal.for_person(request.tenant, request.user.get_username())
 
 
-def can_act(request: HttpRequest) -> bool:
-    return request.membership.has_role(Role.REVIEWER)  # type: ignore[attr-defined]
-
-
-def actor_of(request: HttpRequest) -> Actor:
-    return Actor.for_user(request.user)  # type: ignore[arg-type]
-
-
-def person_of(request: HttpRequest) -> Principal:
-    """The signed-in person as the Atom engine's principal (subject `user:<username>`)."""
-    return Principal.for_person(tenant_of(request), request.user.get_username())
-
-
-def atom_or_404(request: HttpRequest, atom_id: str) -> Atom:
+def atom_or_404(request: TenantRequest, atom_id: str) -> Atom:
     """The tenant's atom with its head; another tenant's (or a purged) atom is simply not found."""
-    atom = Atom.objects.select_related("head").filter(tenant=tenant_of(request), id=atom_id).first()
+    atom = Atom.objects.select_related("head").filter(tenant=request.tenant, id=atom_id).first()
     if atom is None or atom.head is None:
         raise Http404("No such atom.")
     return atom
@@ -60,10 +50,10 @@ def purge_pending(tenant: Tenant) -> bool:
     return bool(AtomStore.for_tenant(tenant).purge_barrier)
 
 
-def barrier_response(request: HttpRequest) -> TemplateResponse | None:
+def barrier_response(request: TenantRequest) -> TemplateResponse | None:
     """While a purge is pending every Atom page and action is closed (docs/atoms.md "In the web UI: read playground and purge"): a 403
     page that says why, instead of showing atoms that are half erased."""
-    if not purge_pending(tenant_of(request)):
+    if not purge_pending(request.tenant):
         return None
     return TemplateResponse(request, "atoms/barrier.html", {}, status=403)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -22,11 +22,13 @@ from django.views.decorators.http import require_GET
 
 from atoms.models import Atom, ErasureReceipt, PurgedAtom, ReviewNote
 from atoms.ui import diff as diffing
-from atoms.ui.common import barrier_response, can_act, from_ms, render_page, tenant_of
+from atoms.ui.common import barrier_response, from_ms
 from atoms.ui.graph import render_svg
 from atoms.ui.reading import AtomDetail, HistoryRow, detail_of, neighbourhood
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, can_act
 
 DETAIL = "atoms/detail.html"
 PURGED = "atoms/purged.html"
@@ -69,13 +71,13 @@ def graph_context(detail: AtomDetail, slug: str) -> dict[str, Any]:
             "graph_empty": not outgoing and not incoming}
 
 
-def detail_context(request: HttpRequest, atom: Atom, **extra: Any) -> dict[str, Any]:
-    tenant = tenant_of(request)
+def detail_context(request: TenantRequest, atom: Atom, **extra: Any) -> dict[str, Any]:
+    tenant = request.tenant
     atom = Atom.objects.select_related("head").get(pk=atom.pk)  # an action may have moved the head
     detail = detail_of(tenant, atom)
     context: dict[str, Any] = {
         "detail": detail, "atom": atom, "head": detail.head, "can_act": can_act(request),
-        "can_purge": request.membership.has_role(Role.ADMIN),  # type: ignore[attr-defined]
+        "can_purge": request.membership.has_role(Role.ADMIN),
         # The reason of the retire or reject that made the head (docs/atoms.md "Review UI").
         "review_note": ReviewNote.objects.filter(tenant=tenant, revision=detail.head).first(),
         "history_newest_first": list(reversed(detail.history)),
@@ -87,8 +89,8 @@ def detail_context(request: HttpRequest, atom: Atom, **extra: Any) -> dict[str, 
     return context
 
 
-def render_detail(request: HttpRequest, atom: Atom, *, events: tuple[str, ...] = (), **extra: Any) -> TemplateResponse:
-    return render_page(request, DETAIL, "atom-panel", detail_context(request, atom, **extra), events=events)
+def render_detail(request: TenantRequest, atom: Atom, *, event: str = "", **extra: Any) -> TemplateResponse:
+    return render_page(request, DETAIL, detail_context(request, atom, **extra), partial="atom-panel", event=event)
 
 
 def purged_context(tenant: Tenant, atom_id: str) -> dict[str, Any] | None:
@@ -104,17 +106,17 @@ def purged_context(tenant: Tenant, atom_id: str) -> dict[str, Any] | None:
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def atom_detail(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_detail(request: TenantRequest, atom_id: str) -> HttpResponse:
     closed = barrier_response(request)
     if closed is not None:
         return closed
-    tenant = tenant_of(request)
+    tenant = request.tenant
     atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
     if atom is None or atom.head is None:
         gone = purged_context(tenant, atom_id)
         if gone is None:
             raise Http404("No such atom.")
-        gone["can_purge"] = request.membership.has_role(Role.ADMIN)  # type: ignore[attr-defined]
+        gone["can_purge"] = request.membership.has_role(Role.ADMIN)
         return TemplateResponse(request, PURGED, gone, status=410)
-    partial = "diff-panel" if request.htmx.target == "diff-panel" else "atom-panel"  # type: ignore[attr-defined]
-    return render_page(request, DETAIL, partial, detail_context(request, atom))
+    partial = "diff-panel" if request.htmx.target == "diff-panel" else "atom-panel"
+    return render_page(request, DETAIL, detail_context(request, atom), partial=partial)

@@ -19,7 +19,7 @@ only when the tenant requires approval); other targets can still be named by id.
 from __future__ import annotations
 
 from django.db.models import Sum
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from atoms.clock import now_ms
@@ -32,9 +32,11 @@ from atoms.services.budget import Budget
 from atoms.services.recall_graph import recall
 from atoms.services.semantic import prepare
 from atoms.services.snapshot import read_snapshot
-from atoms.ui.common import atom_or_404, barrier_response, error_text, person_of, render_page
+from atoms.ui.common import atom_or_404, barrier_response, error_text, person_of
 from tenants.models import Role
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest
 
 PICKER = "atoms/picker.html"
 LIMIT = 10
@@ -88,7 +90,7 @@ def link_targets(person: Principal, query: str, *, exclude: str = "", limit: int
 
 @tenant_view(Role.REVIEWER)
 @require_GET
-def atom_link_targets(request: HttpRequest, atom_id: str) -> HttpResponse:
+def atom_link_targets(request: TenantRequest, atom_id: str) -> HttpResponse:
     """Atoms to link `atom_id` to, for people who may edit it (reviewers and admins)."""
     closed = barrier_response(request)
     if closed is not None:
@@ -101,4 +103,4 @@ def atom_link_targets(request: HttpRequest, atom_id: str) -> HttpResponse:
             context["results"] = link_targets(person_of(request), query, exclude=atom.id)
         except AtomError as error:
             context["picker_error"] = error_text(error)
-    return render_page(request, PICKER, "picker-results", context)
+    return render_page(request, PICKER, context, partial="picker-results")

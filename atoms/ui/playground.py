@@ -13,18 +13,18 @@ import json
 from typing import Any
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods
 
 from atoms.errors import AtomError
 from atoms.models import Ref
-from atoms.principal import Principal
 from atoms.services.read import atoms_read
+from atoms.ui.common import person_of
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest
 
-READ_EVENT = "atomsRead"
 MAX_TEXT = 65_536  # bytes per state text (docs/atoms.md "Recall"); the engine checks bytes, this is characters
 
 
@@ -40,7 +40,8 @@ class PlaygroundForm(forms.Form):
     cursor = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not (data.get("context") or "").strip() and not (data.get("query") or "").strip():
             raise forms.ValidationError("Enter a context or a query.")
         return data
@@ -55,11 +56,6 @@ class PlaygroundForm(forms.Form):
         return {"state": state, "options": options}
 
 
-def person(request: HttpRequest) -> Principal:
-    """The signed-in person as an Atom principal (docs/atoms.md "Decisions": `user:<username>`, human)."""
-    return Principal.for_person(request.tenant, request.user.get_username())  # type: ignore[attr-defined]
-
-
 def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
@@ -69,7 +65,7 @@ def _with_atom_ids(tenant: Tenant, items: list[dict[str, Any]]) -> list[dict[str
     pages. The refs were just issued to the person; the look-up stays inside the tenant."""
     owners = dict(Ref.objects.filter(tenant=tenant, id__in=[i.get("ref") for i in items])
                   .values_list("id", "atom_id"))
-    return [{**item, "atom_id": owners.get(item.get("ref"), "")} for item in items]
+    return [{**item, "atom_id": owners.get(item.get("ref", ""), "")} for item in items]
 
 
 def result_context(tenant: Tenant, body: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -87,29 +83,21 @@ def result_context(tenant: Tenant, body: dict[str, Any], result: dict[str, Any])
 
 @tenant_view(Role.VIEWER, post_reads=True)  # a read runs while the tenant is suspended too
 @require_http_methods(["GET", "POST"])
-def playground(request: HttpRequest) -> HttpResponse:
+def playground(request: TenantRequest) -> HttpResponse:
     """GET: the empty form. POST: run read and show its result beside the form."""
     context: dict[str, Any] = {}
-    ran = False
     if request.method == "POST":
         form = PlaygroundForm(request.POST)
         if form.is_valid():
             body = form.body()
             try:
-                result = atoms_read(caller=person(request), body=body)
+                result = atoms_read(caller=person_of(request), body=body)
             except AtomError as exc:
                 context["error"] = {"code": exc.code, "message": exc.message, "details": pretty(exc.details)}
                 context["request_json"] = pretty(body)
             else:
-                context.update(result_context(request.tenant, body, result))  # type: ignore[attr-defined]
-                ran = True
+                context.update(result_context(request.tenant, body, result))
     else:
         form = PlaygroundForm()
     context["form"] = form
-    htmx = request.htmx  # type: ignore[attr-defined]
-    partial = bool(htmx) and not htmx.history_restore_request
-    template = "atoms/playground.html#playground-panel" if partial else "atoms/playground.html"
-    response = TemplateResponse(request, template, context)
-    if ran:
-        response["HX-Trigger"] = READ_EVENT
-    return response
+    return render_page(request, "atoms/playground.html", context, partial="playground-panel")

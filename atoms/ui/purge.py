@@ -13,11 +13,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import push_url
 
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom
@@ -25,26 +26,19 @@ from atoms.services.purge import atoms_purge
 from atoms.services.purge_slices import run_state
 from atoms.services.purge_steps import Checkpoint
 from atoms.tasks import purge_run
-from atoms.ui.playground import person, pretty
+from atoms.ui.common import person_of
+from atoms.ui.playground import pretty
 from memoryhub.digests import digest_of
 from memoryhub.enqueue import enqueue_on_commit
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page, wants_partial
+from tenants.ui_request import TenantRequest
 
 PREVIEW_ROWS = 200  # atoms listed in full; the rest are counted
 TEXT_PREVIEW = 240
-STARTED_EVENT = "purgeStarted"
 PHASES = (("dependencies", "Finding dependants"), ("revisions", "Reading what they stored"),
           ("erase", "Erasing atoms"), ("metadata", "Finishing: index generation and receipt"))
-
-
-def _tenant(request: HttpRequest) -> Tenant:
-    return request.tenant  # type: ignore[attr-defined]
-
-
-def _partial(request: HttpRequest) -> bool:
-    htmx = request.htmx  # type: ignore[attr-defined]
-    return bool(htmx) and not htmx.history_restore_request
 
 
 def _when(ms: int | None) -> datetime | None:
@@ -72,30 +66,29 @@ def _affected_rows(tenant: Tenant, atom_ids: list[str], requested: str) -> list[
     return rows
 
 
-def _dry_run(request: HttpRequest, atom_id: str) -> dict[str, Any]:
+def _dry_run(request: TenantRequest, atom_id: str) -> dict[str, Any]:
     """The preview context. An atom this tenant does not have is a 404."""
     try:
-        result = atoms_purge(caller=person(request), body={"atomId": atom_id, "options": {"dryRun": True}})
+        result = atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"dryRun": True}})
     except AtomError as exc:
         if exc.code == "INVALID_REF":
             raise Http404("No such atom.") from exc
         return {"atom_id": atom_id, "error": {"code": exc.code, "message": exc.message}}
     affected = result["affectedAtomIds"]
     return {"atom_id": atom_id, "preview": result, "affected_digest": digest_of(affected),
-            "rows": _affected_rows(_tenant(request), affected, atom_id),
+            "rows": _affected_rows(request.tenant, affected, atom_id),
             "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(result)}
 
 
-def _render_preview(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    template = "atoms/purge.html#purge-panel" if _partial(request) else "atoms/purge.html"
-    return TemplateResponse(request, template, context)
+def _render_preview(request: TenantRequest, context: dict[str, Any]) -> TemplateResponse:
+    return render_page(request, "atoms/purge.html", context, partial="purge-panel")
 
 
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
-def purge_page(request: HttpRequest, atom_id: str) -> HttpResponse:
+def purge_page(request: TenantRequest, atom_id: str) -> HttpResponse:
     """GET: the dry-run preview. POST (confirm): start the purge and show its progress."""
-    tenant = _tenant(request)
+    tenant = request.tenant
     barrier = _pending_barrier(tenant)
     if (barrier and barrier["atomId"] == atom_id) or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
         # Running or done: there is nothing to preview or confirm any more.
@@ -115,17 +108,14 @@ def purge_page(request: HttpRequest, atom_id: str) -> HttpResponse:
         return _render_preview(request, {**context, "changed": True})
     try:
         # maxWork 0 raises the barrier and does no erasing; the task does the rest.
-        atoms_purge(caller=person(request), body={"atomId": atom_id, "options": {"maxWork": 0}})
+        atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"maxWork": 0}})
     except AtomError as exc:
         return _render_preview(request, {**context, "error": {"code": exc.code, "message": exc.message}})
     enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())
     progress_url = reverse("atoms-purge-progress", args=[tenant.slug, atom_id])
-    if not _partial(request):
+    if not wants_partial(request):
         return redirect(progress_url)
-    response = _progress_response(request, atom_id)
-    response["HX-Trigger"] = STARTED_EVENT
-    response["HX-Push-Url"] = progress_url
-    return response
+    return push_url(_progress_response(request, atom_id), progress_url)
 
 
 # --- progress and receipt ----------------------------------------------------------------
@@ -173,29 +163,26 @@ def progress_context(tenant: Tenant, atom_id: str) -> dict[str, Any]:
     return {"atom_id": atom_id, "state": "none"}
 
 
-def _progress_response(request: HttpRequest, atom_id: str) -> TemplateResponse:
-    context = progress_context(_tenant(request), atom_id)
-    template = "atoms/purge_progress.html#purge-progress" if _partial(request) else "atoms/purge_progress.html"
-    return TemplateResponse(request, template, context)
+def _progress_response(request: TenantRequest, atom_id: str) -> TemplateResponse:
+    context = progress_context(request.tenant, atom_id)
+    return render_page(request, "atoms/purge_progress.html", context, partial="purge-progress")
 
 
 @tenant_view(Role.ADMIN)
 @require_GET
-def purge_progress(request: HttpRequest, atom_id: str) -> HttpResponse:
+def purge_progress(request: TenantRequest, atom_id: str) -> HttpResponse:
     """The purge's phase while it runs (htmx polls the partial), then its erasure receipt."""
     return _progress_response(request, atom_id)
 
 
 @tenant_view(Role.ADMIN)
 @require_POST
-def purge_resume(request: HttpRequest, atom_id: str) -> HttpResponse:
+def purge_resume(request: TenantRequest, atom_id: str) -> HttpResponse:
     """Queue the slice task again for a pending purge (after storage errors used up its retries)."""
-    tenant = _tenant(request)
+    tenant = request.tenant
     barrier = _pending_barrier(tenant)
     if barrier and barrier["atomId"] == atom_id:
         enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())
-    if not _partial(request):
+    if not wants_partial(request):
         return redirect("atoms-purge-progress", slug=tenant.slug, atom_id=atom_id)
-    response = _progress_response(request, atom_id)
-    response["HX-Trigger"] = STARTED_EVENT
-    return response
+    return _progress_response(request, atom_id)

@@ -11,15 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from atoms.models import Revision
-from atoms.ui.common import barrier_response, can_act, render_page, tenant_of
+from atoms.ui.common import barrier_response
 from memoryhub import threats
 from tenants.models import Role
 from tenants.ui import tenant_view
+from tenants.ui_render import render_page
+from tenants.ui_request import TenantRequest, can_act
 
 QUEUE_SIZE = 50
 TEMPLATE = "atoms/quarantine.html"
@@ -35,21 +37,21 @@ class QueueItem:
         return self.findings[0] if self.findings else None
 
 
-def quarantine_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    heads = Revision.objects.filter(tenant=tenant_of(request), is_head=True, review_status="quarantined")
+def quarantine_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
+    heads = Revision.objects.filter(tenant=request.tenant, is_head=True, review_status="quarantined")
     total = heads.count()
     items = [QueueItem(head=h, findings=threats.scan(h.body)) for h in heads.order_by("seq", "atom_id")[:QUEUE_SIZE]]
     return {"items": items, "total": total, "shown": len(items), "can_act": can_act(request), "focus": "",
             "reason": "", **extra}
 
 
-def render_quarantine(request: HttpRequest, *, events: tuple[str, ...] = (), **extra: Any) -> TemplateResponse:
-    return render_page(request, TEMPLATE, "quarantine-panel", quarantine_context(request, **extra), events=events)
+def render_quarantine(request: TenantRequest, *, event: str = "", **extra: Any) -> TemplateResponse:
+    return render_page(request, TEMPLATE, quarantine_context(request, **extra), partial="quarantine-panel", event=event)
 
 
 @tenant_view(Role.VIEWER)
 @require_GET
-def quarantine_queue(request: HttpRequest) -> HttpResponse:
+def quarantine_queue(request: TenantRequest) -> HttpResponse:
     closed = barrier_response(request)
     if closed is not None:
         return closed

@@ -191,17 +191,17 @@ def neighbourhood(detail: AtomDetail, url_for: Callable[[str], str]) -> Graph:
                                  href=url_for(target_id) if link.target is not None else None,
                                  title=f"{short(text, 120)} ({status})")
         add_edge(center_key, key, link.slot.role, link.slot.required)
-    for link in detail.links_in:
-        key = link.linker.atom_id
+    for link_in in detail.links_in:
+        key = link_in.linker.atom_id
         if key == center_key:
             continue  # a self-link, drawn once from the outgoing side
         if key not in outgoing and key not in incoming:
             if len(incoming) >= MAX_PER_SIDE:
                 continue
-            status = node_status(link.linker)
-            incoming[key] = Node(key=key, label=short(link.linker.body, 40), status=status, href=url_for(key),
-                                 title=f"{short(link.linker.body, 120)} ({status})")
-        add_edge(key, center_key, link.slot.role, link.slot.required)
+            status = node_status(link_in.linker)
+            incoming[key] = Node(key=key, label=short(link_in.linker.body, 40), status=status, href=url_for(key),
+                                 title=f"{short(link_in.linker.body, 120)} ({status})")
+        add_edge(key, center_key, link_in.slot.role, link_in.slot.required)
     out_keys = {link.slot.target_atom_id if link.target is not None else f"unavailable:{link.slot.target_atom_id}"
                 for link in detail.links_out} - {center_key}
     in_keys = {link.linker.atom_id for link in detail.links_in} - {center_key} - out_keys

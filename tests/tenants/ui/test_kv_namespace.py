@@ -118,7 +118,6 @@ def test_a_reviewer_clears_a_namespace_after_typing_its_name(bob, client, suppor
     client.force_login(bob)
     response = client.post(f"{URL}clear", {"confirm": "default"}, headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "kvChanged"
     assert b'id="ns-panel"' in response.content and b"<html" not in response.content
     assert b"Cleared default: 2 keys deleted." in response.content
     assert keys_of(response) == []
@@ -139,7 +138,6 @@ def test_a_wrong_confirmation_deletes_nothing(bob, client, support, put, typed):
     client.force_login(bob)
     response = client.post(f"{URL}clear", {"confirm": typed}, headers=HX)
     assert response.status_code == 200
-    assert "HX-Trigger" not in response
     assert b'data-testid="clear-error"' in response.content and b"Nothing was deleted." in response.content
     assert kv_get(agent=support, namespace="default", key="a") is not None
 

@@ -82,7 +82,6 @@ def test_an_admin_adds_an_existing_user_with_an_audit_row(client, alice, frank):
     client.force_login(alice)
     response = client.post(PAGE, {"username": " frank ", "role": "reviewer"}, headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "membersChanged"
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="members-panel">')
     assert "Added frank as reviewer." in html and 'data-testid="member-frank"' in html
@@ -108,7 +107,7 @@ def test_the_added_member_can_open_the_tenant(client, alice, frank):
 def test_adding_an_unknown_user_or_a_member_is_refused_next_to_the_field(client, alice, bob, username, message):
     client.force_login(alice)
     response = client.post(PAGE, {"username": username, "role": "admin"}, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     assert f'<p class="error" role="alert" id="username-error" data-testid="add-error">{message}</p>' in html
     assert 'aria-invalid="true" aria-describedby="username-error"' in html
@@ -126,20 +125,19 @@ def test_an_unknown_role_is_refused(client, alice, frank):
 def test_an_admin_changes_a_role_with_an_audit_row(client, alice, bob):
     client.force_login(alice)
     response = client.post(role_url(member(bob)), {"role": "viewer"}, headers=HX)
-    assert response["HX-Trigger"] == "membersChanged"
     assert "bob is now viewer." in response.content.decode()
     assert member(bob).role == Role.VIEWER
     event = AuditEvent.objects.get(action="membership.set")
     assert (event.object_id, event.actor_label) == ("bob", "user:alice") and event.before_digest
     again = client.post(role_url(member(bob)), {"role": "viewer"}, headers=HX)
-    assert "bob is already viewer." in again.content.decode() and "HX-Trigger" not in again
+    assert "bob is already viewer." in again.content.decode()
     assert AuditEvent.objects.filter(action="membership.set").count() == 1
 
 
 def test_the_last_admin_cannot_demote_themselves(client, alice, bob):
     client.force_login(alice)
     response = client.post(role_url(member(alice)), {"role": "reviewer"}, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     assert ('<p class="error" role="alert" data-testid="member-error">'
             "A tenant needs at least one admin: make another member an admin first.</p>") in html
@@ -166,7 +164,6 @@ def test_with_a_second_admin_an_admin_may_step_down_and_leaves_the_page(client, 
 def test_an_admin_removes_a_member_with_an_audit_row(client, alice, carol):
     client.force_login(alice)
     response = client.post(remove_url(member(carol)), headers=HX)
-    assert response["HX-Trigger"] == "membersChanged"
     assert "Removed carol." in response.content.decode()
     assert not Membership.objects.filter(user=carol).exists()
     event = AuditEvent.objects.get(action="membership.delete")

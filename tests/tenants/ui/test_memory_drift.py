@@ -44,7 +44,7 @@ def test_a_reviewer_imports_the_disk_version(bob, client, acme, root):
     assert "Import disk version" in html and "Overwrite disk" in html
     digest = client.get(DRIFT).context_data["panels"][0].state.digest
     response = client.post(page_url(rest="drift/memory/import"), {"disk_digest": digest}, headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged, driftChanged"
+    assert response["HX-Trigger"] == "driftChanged"
     assert b"Imported MEMORY.md from disk as version 2." in response.content
     assert b"No drift" in response.content
     assert entries_of(acme) == ["Project uses Bun", "Hand-written note"]
@@ -128,7 +128,7 @@ def test_resolving_sends_drift_changed_for_the_tabs_marker(bob, client, acme, ro
     drift(acme, root, b"hand edit")
     client.force_login(bob)
     response = client.post(page_url(rest="drift/memory/overwrite"), headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged, driftChanged"
+    assert response["HX-Trigger"] == "driftChanged"
 
 
 def test_the_marker_shows_the_bang_while_a_file_drifts_and_listens_for_drift_changed(carol, client, acme, root):

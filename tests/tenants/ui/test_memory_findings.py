@@ -58,7 +58,6 @@ def test_a_reviewer_removes_the_flagged_entry(bob, client, acme):
     client.force_login(bob)
     response = client.post(remove_url(item), headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "memoryChanged"
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="findings-panel">')
     assert "Removed the flagged MEMORY.md entry." in html and "No unresolved findings." in html
@@ -72,7 +71,6 @@ def test_removing_never_deletes_another_entry_that_merely_contains_the_text(bob,
     item = finding(acme, "ignore all previous instructions", ["prompt_injection"])
     client.force_login(bob)
     response = client.post(remove_url(item), headers=HX)
-    assert "HX-Trigger" not in response
     assert b"That entry is no longer stored; nothing was removed." in response.content
     assert entries_of(acme) == ["Note: ignore all previous instructions is a known attack phrase"]
 

@@ -56,7 +56,6 @@ def test_a_reviewer_restores_an_older_version_as_a_new_human_version(bob, client
     client.force_login(bob)
     response = client.post(RESTORE, {"version": "1", "reason": "agent saved a one-off"}, headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "memoryChanged"
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="history-panel">')
     assert "Restored the entries of version 1 as version 4." in html
@@ -83,7 +82,6 @@ def test_restoring_the_entries_already_stored_changes_nothing(bob, client, acme)
     seed(acme, "memory", ["same"])
     client.force_login(bob)
     response = client.post(RESTORE, {"version": "1"}, headers=HX)
-    assert "HX-Trigger" not in response
     assert b"MEMORY.md already holds the entries of version 1; nothing changed." in response.content
     assert MemoryVersion.objects.filter(volume__tenant=acme, target="memory").count() == 3
 
@@ -93,7 +91,7 @@ def test_a_refused_restore_is_explained_inline(bob, client, acme):
     seed(acme, "memory", ["clean"])
     client.force_login(bob)
     blocked = client.post(RESTORE, {"version": "1"}, headers=HX)
-    assert blocked.status_code == 200 and "HX-Trigger" not in blocked
+    assert blocked.status_code == 200
     assert b"Version 1 was not restored: Refused by scanner rule &#x27;prompt_injection&#x27;" in blocked.content
     missing = client.post(RESTORE, {"version": "9"}, headers=HX)
     assert b"Version 9 was not restored: No memory version 9." in missing.content

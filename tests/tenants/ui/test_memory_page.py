@@ -73,7 +73,6 @@ def test_a_reviewer_adds_an_entry_and_the_panel_shows_the_new_usage(bob, client,
     client.force_login(bob)
     response = client.post(ADD, {"version": "1", "content": "  Project uses Bun and Nx \n"}, headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "memoryChanged"
     content = response.content.decode()
     assert content.lstrip().startswith('<section class="card store" id="store-memory"') and "<html" not in content
     assert "2% — 46/2,200 chars" in content and 'aria-valuenow="46"' in content
@@ -96,7 +95,7 @@ def test_human_writes_are_applied_even_when_every_agent_write_is_staged(bob, cli
     set_volume(acme, approval="all")
     client.force_login(bob)
     response = client.post(ADD, {"version": "0", "content": "reviewed fact"}, headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged"
+    assert response.status_code == 200
     assert entries_of(acme) == ["reviewed fact"]
     assert not PendingWrite.objects.exists()
 
@@ -124,7 +123,7 @@ def test_a_refused_add_is_shown_inline_and_keeps_the_draft(bob, client, acme, co
     set_volume(acme, memory_limit=50)
     client.force_login(bob)
     response = client.post(ADD, {"version": "1", "content": content}, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     assert message in html
     assert 'data-testid="add-error-memory"' in html and 'aria-invalid="true"' in html
@@ -150,7 +149,6 @@ def test_a_reviewer_edits_an_entry_in_place(bob, client, acme):
     client.force_login(bob)
     response = client.post(EDIT, {"index": "1", "version": "1", "content": "User prefers light mode everywhere"},
                            headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged"
     assert b"Updated the entry." in response.content
     assert b"1% \xe2\x80\x94 42/2,200 chars" in response.content
     assert entries_of(acme) == ["A", "User prefers light mode everywhere", "C"]
@@ -160,7 +158,6 @@ def test_saving_an_unchanged_entry_changes_nothing(bob, client, acme):
     seed(acme, "memory", ["same"])
     client.force_login(bob)
     response = client.post(EDIT, {"index": "0", "version": "1", "content": "same"}, headers=HX)
-    assert "HX-Trigger" not in response
     assert b"That exact entry is already stored; nothing changed." in response.content
     assert MemoryVersion.objects.filter(volume__tenant=acme).count() == 1
 
@@ -173,7 +170,7 @@ def test_a_refused_edit_keeps_the_editor_open_with_the_error(bob, client, acme, 
     seed(acme, "memory", ["original"])
     client.force_login(bob)
     response = client.post(EDIT, {"index": "0", "version": "1", "content": content}, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     assert message in html and 'data-testid="edit-error-memory"' in html
     assert '<textarea id="edit-memory-0"' in html
@@ -188,7 +185,7 @@ def test_row_33_an_edit_posted_with_an_outdated_version_shows_a_conflict_and_cha
     set_volume(acme, approval="off")
     agent_write(acme, {"action": "add", "content": "Agent learned this meanwhile"})
     response = client.post(EDIT, {"index": "0", "version": "1", "content": "mine"}, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     assert "MEMORY.md changed since this page was loaded; it is now at version 2. Your edit was not saved." in html
     assert "Agent learned this meanwhile" in html  # the current state is shown
@@ -202,9 +199,9 @@ def test_a_stale_remove_or_add_changes_nothing(bob, client, acme):
     seed(acme, "memory", ["two", "one"])  # someone reordered: index 0 is now another entry
     client.force_login(bob)
     removed = client.post(REMOVE, {"index": "0", "version": "1"}, headers=HX)
-    assert b"Nothing was deleted." in removed.content and "HX-Trigger" not in removed
+    assert b"Nothing was deleted." in removed.content
     added = client.post(ADD, {"version": "1", "content": "three"}, headers=HX)
-    assert b"Your entry was not added." in added.content and "HX-Trigger" not in added
+    assert b"Your entry was not added." in added.content
     assert b"three</textarea>" in added.content  # kept in the add form, now at version 2
     assert entries_of(acme) == ["two", "one"]
 
@@ -232,7 +229,6 @@ def test_a_reviewer_removes_one_entry_keeping_the_order(bob, client, acme):
     seed(acme, "memory", ["A", "B", "C"])
     client.force_login(bob)
     response = client.post(REMOVE, {"index": "1", "version": "1"}, headers=HX)
-    assert response["HX-Trigger"] == "memoryChanged"
     assert b"Deleted the entry." in response.content
     assert entries_of(acme) == ["A", "C"]
 
@@ -258,7 +254,7 @@ def test_an_entry_contained_in_another_is_removed_alone(bob, client, acme):
     seed(acme, "user", ["tabs", "likes tabs"])
     client.force_login(bob)
     response = client.post(page_url(rest="user/remove"), {"index": "0", "version": "1"}, headers=HX)
-    assert "HX-Trigger" in response
+    assert response.status_code == 200
     assert entries_of(acme, "user") == ["likes tabs"]
 
 

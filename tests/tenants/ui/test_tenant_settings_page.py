@@ -75,7 +75,6 @@ def test_an_admin_saves_fields_of_every_section_in_one_audited_change(client, al
         "was:atoms_require_approval": "false", "name": "Acme Two",
     }, headers=HX)
     assert response.status_code == 200
-    assert response["HX-Trigger"] == "tenantSettingsChanged"
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="settings-panel">') and "Settings saved." in html
     body = api.get("/api/v1/tenant").json()
@@ -117,7 +116,7 @@ def test_submitting_the_page_unchanged_saves_nothing(client, alice, acme):
     form = {**{f"was:{k}": v for k, v in texts(before).items()}, **texts(before)}
     form.pop("atoms_require_approval")  # unticked box
     response = client.post(PAGE, form, headers=HX)
-    assert "Nothing changed." in response.content.decode() and "HX-Trigger" not in response
+    assert "Nothing changed." in response.content.decode()
     assert not AuditEvent.objects.filter(action="tenant.settings").exists()
 
 
@@ -149,7 +148,7 @@ def test_a_bad_value_shows_the_apis_message_next_to_the_field(client, alice, acm
     (name,) = form
     expected = api_messages(api, body)[name]
     response = client.post(PAGE, form, headers=HX)
-    assert response.status_code == 200 and "HX-Trigger" not in response
+    assert response.status_code == 200
     html = response.content.decode()
     from django.utils.html import escape
 
