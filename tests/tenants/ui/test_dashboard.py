@@ -284,3 +284,17 @@ def test_atoms_registers_its_panels_from_its_app_config():
     assert set(atoms) == {"atoms", "index"}
     assert atoms["atoms"].today is not None and atoms["atoms"].queues is not None
     assert atoms["index"].card == "atoms/_dashboard.html#index"
+
+
+def test_recent_activity_reads_as_the_audit_logs_sentences(bob, carol, acme, client):
+    """Who did what, as on the audit log, instead of the action's code and the bare ids."""
+    from tests.tenants.ui.memory_helpers import stage
+
+    item = stage(acme, {"action": "add", "content": "Project uses Bun"})
+    audit_record(tenant=acme, actor=Actor.for_user(bob), action="memory.approve", object_type="pending_write",
+                 object_id=item.public_id)
+    client.force_login(carol)
+    html = client.get("/t/acme/").content.decode()
+    said = html.split('data-testid="recent-sentence">')[1].split("</td>")[0]
+    assert said == '<span class="actor actor-user" title="user:bob">bob</span> approved a pending write to MEMORY.md'
+    assert ">memory.approve</code>" not in html and "pending_write:<span" not in html

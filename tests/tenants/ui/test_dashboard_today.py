@@ -175,7 +175,9 @@ def test_the_number_of_queries_does_not_grow_with_the_events(carol, client, acme
         record(acme, action, 49)
     for i in range(49):
         write(acme, f"atom {i}")
-    assert queries_for_dashboard(client) == with_one
+    # Recent activity looks up what its ten rows name (pending writes' files, keys) once for
+    # all of them, so the count depends on which rows are shown, never on how many events.
+    assert queries_for_dashboard(client) <= with_one
 
 
 def test_the_today_table_takes_a_fixed_number_of_queries(acme):
