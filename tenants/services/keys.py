@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -44,7 +44,7 @@ def apikey_create(
     agents: list[str] | None = None,
     read_policies: list[str] | None = None,
     write_policies: list[str] | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key; returns it with the raw key, which exists nowhere else afterwards."""
     key = ApiKey(
