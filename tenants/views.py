@@ -62,9 +62,9 @@ def _health_context() -> dict[str, object]:
     return {"health": health, "health_ok": status == 200}
 
 
-def _keys_context(request: TenantRequest, **extra: object) -> dict[str, object]:
+def _keys_context(request: TenantRequest, **extra: Any) -> dict[str, object]:
     tenant = request.tenant
-    errors: dict[str, list[str]] = extra.get("errors") or {}  # type: ignore[assignment]
+    errors: dict[str, list[str]] = extra.get("errors") or {}
     return {
         # Field errors are shown next to their field; the rest (tenant limits) above the button.
         "field_errors": {f: errors[f] for f in KEY_FORM_FIELDS if f in errors},
