@@ -1,14 +1,13 @@
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.templatetags.static import static
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
 from rest_framework.permissions import AllowAny
 
 from memoryhub.api.views import RedocView, SchemaView, SwaggerView, unknown_route
 from memoryhub.health import healthz
 from memoryhub.login_views import ThrottledLoginView
+from memoryhub.views import favicon
 
 public = {"authentication_classes": [], "permission_classes": [AllowAny]}
 # ReDoc renders with styled-components, which inserts <style> elements, and parses the schema
@@ -24,7 +23,7 @@ handler500 = "memoryhub.api.views.server_error"
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # Browsers and feed readers that ignore <link rel="icon"> ask for /favicon.ico.
-    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True), name="favicon"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
