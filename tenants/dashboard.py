@@ -37,7 +37,7 @@ class Queue:
 
     label: str
     count: int
-    url: str | None
+    url: str
     testid: str
     kind: Literal["approval", "quarantine"] = "approval"
 
