@@ -52,6 +52,7 @@ beat: install
 lint: install
 	$(BIN)/ruff check .
 	PYTHONPATH=. $(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python manage.py spectacular --validate --fail-on-warn --file /dev/null
 	MEMORYHUB_ENV=production SECRET_KEY=$$(openssl rand -hex 40) ALLOWED_HOSTS=memoryhub.example.com \

@@ -38,7 +38,7 @@ from django.urls import Resolver404, resolve
 try:
     import psycopg
 except ImportError:  # SQLite-only installs
-    psycopg = None  # type: ignore[assignment]
+    psycopg = None  # type: ignore[assignment]  # the module or None: checked before use
 
 DATABASE_ERRORS: tuple[type[BaseException], ...] = (DjangoDatabaseError, sqlite3.Error) + (
     (psycopg.Error,) if psycopg is not None else ()

@@ -61,6 +61,7 @@ class JsonErrors:
     the page's own format."""
 
     def handle_exception(self, exc: Exception) -> Response:
+        # A mixin: the APIView it is mixed into provides both (mypy sees only `object`).
         response: Response = super().handle_exception(exc)  # type: ignore[misc]
         request = self.request  # type: ignore[attr-defined]
         request.accepted_renderer = JSONRenderer()

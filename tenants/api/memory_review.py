@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.http import JsonResponse
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -27,8 +29,8 @@ def pending_item(p: PendingWrite, *, with_content: bool = True) -> dict[str, obj
     """One queue item. Without content (another key's item, for an agent key): no payload,
     pinned entries, text summary, error message or reason, only what and when
     (docs/memory-files.md "Redaction")."""
-    def iso(value: object) -> str | None:
-        return value.isoformat().replace("+00:00", "Z") if value else None  # type: ignore[attr-defined]
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat().replace("+00:00", "Z") if value else None
 
     if not with_content:
         return {"id": p.public_id, "target": p.target, "status": p.status, "origin": p.origin,
