@@ -128,11 +128,13 @@ PHRASES: dict[str, Phrase] = {
     # Atoms
     "atoms.write": lambda e, f: format_html("wrote atoms (operation {})", _code(e.object_id)),
     "atoms.approve": lambda e, f: format_html("approved {}", _atom(e, f)),
-    "atoms.reject": lambda e, f: format_html("rejected {}", _atom(e, f)),
+    # The page's reject also writes `atoms.ui.reject` (docs/atoms.md "Review UI"): the engine's
+    # row says what changed in the store, so the two sentences differ.
+    "atoms.reject": lambda e, f: format_html("marked the quarantined text of {} rejected", _atom(e, f)),
     "atoms.ui.edit": lambda e, f: format_html("edited {}", _atom(e, f)),
     "atoms.ui.retire": lambda e, f: format_html("retired {}", _atom(e, f)),
     "atoms.ui.restore": lambda e, f: format_html("restored an older revision of {}", _atom(e, f)),
-    "atoms.ui.reject": lambda e, f: format_html("rejected {}", _atom(e, f)),
+    "atoms.ui.reject": lambda e, f: format_html("rejected {} from the review page", _atom(e, f)),
     "atoms.purge": lambda e, f: format_html("purged atoms (erasure receipt {})", _code(e.object_id)),
     "atoms.uses": lambda e, f: format_html("recorded which atoms {} used", f.names.name(e.object_id).html()),
     "atoms.uses.reset": lambda e, f: format_html("reset the atom uses of {}", f.names.name(e.object_id).html()),
