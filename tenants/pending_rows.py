@@ -150,6 +150,11 @@ def redacted_row(row: PendingRow, secrets: list[str]) -> PendingRow:
         return threats.redact(text, secrets) if text is not None else None
 
     row.item.summary = clean(row.item.summary) or ""
+    if isinstance(row.item.last_error, dict) and isinstance(row.item.last_error.get("message"), str):
+        # A refusal may quote an entry (TARGET_CHANGED, NO_MATCH); it was recorded before a
+        # secret added since could be redacted.
+        row.item.last_error = {**row.item.last_error, "message": clean(row.item.last_error["message"])}
+    row.error = clean(row.error) or ""
     row.steps = [{**step, **{name: clean(step[name]) for name in ("content", "old_text", "pinned", "draft")}}
                  for step in row.steps]
     return row

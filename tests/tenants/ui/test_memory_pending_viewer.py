@@ -36,3 +36,15 @@ def test_a_reviewer_still_sees_the_stored_text_to_edit_it(bob, client, acme):
     html = client.get(PENDING).content.decode()
     assert "Project uses Bun and Nx" in html and 'name="content-1"' in html
     assert item.summary in html
+
+
+def test_a_viewer_never_sees_a_secret_quoted_by_an_earlier_refusal(carol, client, acme):
+    seed(acme, "memory", ["old entry"])
+    item = stage(acme, {"action": "replace", "old_text": "old entry", "content": "new entry"})
+    PendingWrite.objects.filter(pk=item.pk).update(
+        last_error={"code": "NO_MATCH", "message": f"No memory entry contains 'vault {SECRET}'."})
+    set_volume(acme, secrets=[SECRET])
+    client.force_login(carol)
+    html = client.get(PENDING).content.decode()
+    assert SECRET not in html
+    assert f"vault {REDACTED}" in html
