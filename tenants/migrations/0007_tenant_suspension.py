@@ -18,6 +18,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='tenant',
             name='suspended_reason',
-            field=models.CharField(blank=True, help_text='Why the tenant is suspended; only staff see it.', max_length=200),
+            field=models.CharField(blank=True, db_default='', default='', help_text='Why the tenant is suspended; only staff see it.', max_length=200),
         ),
     ]

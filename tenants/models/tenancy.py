@@ -50,7 +50,7 @@ class Tenant(models.Model):
     # every API key of the tenant is refused and its web UI is read-only; nothing is deleted.
     suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
     # A note for staff: never shown to members or API clients, never written to the audit log.
-    suspended_reason = models.CharField(max_length=200, blank=True,
+    suspended_reason = models.CharField(max_length=200, blank=True, default="", db_default="",
                                         help_text="Why the tenant is suspended; only staff see it.")
     created_at = models.DateTimeField(auto_now_add=True)
 
