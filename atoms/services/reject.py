@@ -20,10 +20,10 @@ from typing import Any
 from django.db import transaction
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, PurgedAtom, ReviewNote, Revision
+from atoms.models import ReviewNote, Revision
 from atoms.principal import Principal
-from atoms.services.barrier import check_barrier
 from atoms.services.refs import issue_refs
+from atoms.services.review import locked_head
 from atoms.services.write import atoms_write
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
@@ -49,14 +49,8 @@ def atoms_reject(*, person: Principal, atom_id: str, head_id: str, reason: str, 
     (REVISION_CONFLICT) and a head that is not quarantined (INVALID_INPUT)."""
     tenant = person.tenant
     with transaction.atomic():
-        # Commits and approvals lock the store row: holding it, the head cannot move
-        # between the check and the reject.
-        store = AtomStore.objects.select_for_update().get(pk=AtomStore.for_tenant(tenant).pk)
-        check_barrier(store)
-        atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
-        if atom is None or atom.head is None or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
-            raise AtomError("INVALID_REF", "No such atom.")
-        shown = atom.head
+        # Holding the store row, the head cannot move between the check and the reject.
+        _, shown = locked_head(tenant, atom_id)
         if shown.id != head_id:
             raise AtomError("REVISION_CONFLICT", "The atom changed since it was shown.")
         if shown.review_status != "quarantined":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, PurgedAtom
+from atoms.models import Atom, AtomStore, PurgedAtom, Revision
 from atoms.services.barrier import check_barrier
 from atoms.services.feed import feed_moved
 from atoms.services.indexing import queue_indexing
@@ -18,16 +18,23 @@ from memoryhub.audit import audit_record
 from tenants.models import Tenant
 
 
+def locked_head(tenant: Tenant, atom_id: str) -> tuple[AtomStore, Revision]:
+    """The store row, locked, and the atom's head. Call inside a transaction: commits and
+    reviews lock the store row, so the head cannot move until it ends. INVALID_REF for an
+    atom the tenant does not have, one without a head, or a purged one."""
+    store = AtomStore.objects.select_for_update().get(pk=AtomStore.for_tenant(tenant).pk)
+    check_barrier(store)
+    atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
+    if atom is None or atom.head is None or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
+        raise AtomError("INVALID_REF", "No such atom.")
+    return store, atom.head
+
+
 def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
     """Mark the atom's head approved (from unreviewed or quarantined); returns the seq
     the approval took. Approving an approved head changes nothing and returns the current seq."""
     with transaction.atomic():
-        store = AtomStore.objects.select_for_update().get(pk=AtomStore.for_tenant(tenant).pk)
-        check_barrier(store)
-        atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
-        if atom is None or atom.head is None or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
-            raise AtomError("INVALID_REF", "No such atom.")
-        head = atom.head
+        store, head = locked_head(tenant, atom_id)
         if head.review_status == "approved":
             return store.seq
         before, old_seq = head.review_status, head.visible_seq
