@@ -2,9 +2,11 @@
 
 Without a query it lists the tenant's heads newest first (by commit `seq`, then atom id),
 paged by a signed cursor naming the last row's (seq, atom id): rows written meanwhile
-never shift a page the way offsets would. With a query it runs the real search service as
-the signed-in person, so the ranking is exactly what an API key with the same policies
-would get, and pages with the service's own cursor.
+never shift a page the way offsets would. With a query it ranks with search's own pipeline
+as the signed-in person (atoms/services/ranking_readonly.py, shared with the link picker),
+so the order is exactly what `atoms_search` gives an API key with the same policies, but a
+GET writes nothing: no receipt, no ref, no search cursor. Its pages follow a signed cursor
+of our own carrying the position in the ranking.
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from atoms.errors import AtomError
-from atoms.models import Ref, Revision
-from atoms.principal import Principal
-from atoms.services.search import atoms_search
+from atoms.models import Revision
+from atoms.services.ranking_readonly import page_of, rank
 from atoms.ui.common import (
     ORIGINS,
     REVIEW_STATUSES,
@@ -41,6 +42,7 @@ from tenants.ui_request import TenantRequest
 
 PAGE_SIZE = 25
 CURSOR_SALT = "memoryhub.atoms.ui.browse"
+SEARCH_SALT = "memoryhub.atoms.ui.search"
 # Search ranks active, visible heads only (docs/atoms.md "Recall"); these filters can only be met by listing.
 SEARCH_CANNOT = {"state": ("retired",), "review": ("quarantined", "rejected")}
 
@@ -116,35 +118,56 @@ def heads_page(tenant: Tenant, filters: Filters, after: tuple[int, str] | None,
     return found[:limit], found[limit - 1] if len(found) > limit else None
 
 
-def _revisions_of_refs(person: Principal, refs: list[str]) -> dict[str, Revision]:
-    """ref → revision, for refs the search just issued to this person."""
-    pairs = dict(Ref.objects.filter(tenant=person.tenant, principal=person.principal_id, id__in=refs)
-                 .values_list("id", "revision_id"))
-    found = {r.id: r for r in Revision.objects.filter(tenant=person.tenant, id__in=pairs.values())}
-    return {ref: found[revision_id] for ref, revision_id in pairs.items() if revision_id in found}
+def _search_salt(tenant: Tenant) -> str:
+    # The tenant goes into the salt rather than the readable payload: a cursor names no global pk.
+    return f"{SEARCH_SALT}:{tenant.pk}"
+
+
+def encode_search_cursor(tenant: Tenant, filters: Filters, offset: int, last: Revision, now: int) -> str:
+    return sign_cursor({"o": offset, "a": last.atom_id, "n": now}, salt=_search_salt(tenant),
+                       scope={"f": filters.params()})
+
+
+def decode_search_cursor(raw: str, tenant: Tenant, filters: Filters) -> tuple[int, str, int] | None:
+    """(offset, last atom id shown, the ranking's clock), or None when the cursor is not one
+    of ours for this tenant, this query and these filters."""
+    try:
+        data = open_cursor(raw, salt=_search_salt(tenant), scope={"f": filters.params()})
+    except BadCursor:
+        return None
+    offset, atom_id, now = data.get("o"), data.get("a"), data.get("n")
+    if isinstance(offset, int) and offset >= 0 and isinstance(atom_id, str) and isinstance(now, int):
+        return offset, atom_id, now
+    return None
 
 
 def _search(request: TenantRequest, filters: Filters, cursor: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"query": filters.q, "options": {"limit": PAGE_SIZE}}
-    if filters.policy:
-        body["binding"] = {"readPolicies": [filters.policy]}
+    """search's ranking, read-only (docs/atoms.md "Review UI"): no receipt, ref or cursor
+    row. A page re-ranks at the first page's clock and continues after the last atom shown
+    (by its offset when that atom left the ranking), so an unchanged tenant pages exactly
+    like search's frozen cursor."""
     page_error = ""
-    person = person_of(request)
+    resume = decode_search_cursor(cursor, request.tenant, filters) if cursor else None
+    if cursor and resume is None:
+        page_error = "That page link is no longer valid; showing the first page."
     try:
-        result = atoms_search(caller=person, body={**body, "options": {**body["options"], "cursor": cursor}}
-                              if cursor else body)
+        ranking = rank(person_of(request), filters.q, read_policies=[filters.policy] if filters.policy else None,
+                       now=resume[2] if resume else None)
+        start = 0
+        if resume is not None:
+            offset, last, _ = resume
+            ids = [revision.atom_id for revision, _ in ranking.entries]
+            start = ids.index(last) + 1 if last in ids else offset
+        page = page_of(ranking.entries[start:], PAGE_SIZE)
     except AtomError as error:
-        if not cursor or (error.details or {}).get("path") != "options.cursor":
-            return {"rows": [], "stale_rows": [], "next_cursor": "", "page_error": error_text(error)}
-        # Expired (5 minutes), forged, or issued before the person's policies changed.
-        page_error = "That page of results expired; showing the first page again."
-        result = atoms_search(caller=person, body=body)
-    by_ref = _revisions_of_refs(person, [item["ref"] for item in result["items"]] + result["stale"])
-    rows = [Row(by_ref[item["ref"]], item["score"]) for item in result["items"]
-            if item["ref"] in by_ref and filters.applies_to(by_ref[item["ref"]])]
-    stale_rows = [Row(by_ref[ref]) for ref in result["stale"] if ref in by_ref and filters.applies_to(by_ref[ref])]
-    return {"rows": rows, "stale_rows": stale_rows, "next_cursor": result.get("cursor", ""), "page_error": page_error,
-            "filtered_out": len(result["items"]) - len(rows)}
+        return {"rows": [], "stale_rows": [], "next_cursor": "", "page_error": error_text(error)}
+    rows = [Row(revision, score) for revision, score in page if filters.applies_to(revision)]
+    end = start + len(page)
+    next_cursor = (encode_search_cursor(request.tenant, filters, end, page[-1][0], ranking.now)
+                   if end < len(ranking.entries) else "")
+    return {"rows": rows, "stale_rows": [Row(r) for r in ranking.stale if filters.applies_to(r)],
+            "next_cursor": next_cursor, "page_error": page_error, "filtered_out": len(page) - len(rows),
+            "first_page": resume is None}
 
 
 def _browse_context(request: TenantRequest) -> dict[str, Any]:

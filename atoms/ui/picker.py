@@ -8,11 +8,11 @@ Without htmx the whole page lists the same atoms with their ids and links, so th
 field is all a person without JavaScript needs.
 
 The ranking is search's own pipeline (`recall`: the lexical index, the semantic channel when
-the tenant has a provider, activation), run at depth 0 so only atoms whose text matches come
-back, as the signed-in person with the person's policies. Unlike the browser's search
-(`atoms_search`, which records a receipt and issues refs for every page) it writes nothing:
-no receipt, no ref, no cursor, no use. A person typing would otherwise leave a receipt per
-keystroke. Like search it finds active heads only, never quarantined ones (and approved ones
+the tenant has a provider, activation) through the read-only ranking the atom browser
+shares (atoms/services/ranking_readonly.py), run at depth 0 so only atoms whose text
+matches come back, as the signed-in person with the person's policies. Unlike
+`atoms_search` (a receipt and refs for every page) it writes nothing: no receipt, no ref,
+no cursor, no use. A person typing would otherwise leave a receipt per keystroke. Like search it finds active heads only, never quarantined ones (and approved ones
 only when the tenant requires approval); other targets can still be named by id.
 """
 
@@ -22,16 +22,12 @@ from django.db.models import Sum
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from atoms.clock import now_ms
 from atoms.core.ids import is_id_of
 from atoms.core.text import distinct_terms, is_blank
 from atoms.errors import AtomError
-from atoms.models import AtomStore, LexicalTerm, Revision
-from atoms.principal import Principal, resolve_binding
-from atoms.services.budget import Budget
-from atoms.services.recall_graph import recall
-from atoms.services.semantic import prepare
-from atoms.services.snapshot import read_snapshot
+from atoms.models import LexicalTerm, Revision
+from atoms.principal import Principal
+from atoms.services.ranking_readonly import rank
 from atoms.ui.common import atom_or_404, barrier_response, error_text, person_of
 from tenants.models import Role
 from tenants.ui import tenant_view
@@ -70,19 +66,11 @@ def link_targets(person: Principal, query: str, *, exclude: str = "", limit: int
     if is_id_of(query.strip(), "atom"):
         head = Revision.objects.filter(tenant=person.tenant, atom_id=query.strip(), is_head=True).first()
         return [head] if head is not None and head.atom_id != exclude else []
-    binding = resolve_binding(person, None)
-    signal = " ".join([query.strip(), *completions(person, binding.read_policies, query)])
-    kinds = {"query": [signal]}
-    store = AtomStore.for_tenant(person.tenant)
-    # As in search: signals are encoded before the transaction (a model load must not hold it open).
-    semantic = prepare(person.tenant, store, kinds)
-    with read_snapshot():
-        store = AtomStore.objects.get(pk=store.pk)
-        result = recall(binding=binding, store=store, kinds=kinds, depth=0, budget=Budget(), now=now_ms(),
-                        semantic=semantic)
+    signal = " ".join([query.strip(), *completions(person, person.read_policies, query)])
+    ranking = rank(person, signal, depth=0)
     # Stale atoms matched too (search sets them aside from the ranking); they are fine targets.
     found: dict[str, Revision] = {}
-    for revision in [node.revision for node in result.ranked] + result.stale:
+    for revision in [revision for revision, _ in ranking.entries] + ranking.stale:
         if revision.atom_id != exclude:
             found.setdefault(revision.atom_id, revision)
     return list(found.values())[:limit]

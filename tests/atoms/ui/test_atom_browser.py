@@ -1,10 +1,18 @@
-"""The atom browser: heads newest first with filters and a (seq, atom id) cursor, or the
-real search service when a query is given. Viewers may browse."""
+"""The atom browser: heads newest first with filters and a (seq, atom id) cursor, or, with
+a query, search's ranking read-only (no receipt, ref or cursor row) paged by a signed cursor
+bound to the tenant, the query and the filters. Viewers may browse."""
 
 from __future__ import annotations
 
-from atoms.models import AtomStore, Receipt, Revision
+from typing import Any
+
+from django.apps import apps
+
+from atoms.models import AtomStore, Receipt, Ref, Revision
+from atoms.principal import Principal
+from atoms.services.search import atoms_search
 from atoms.ui.browser import PAGE_SIZE
+from tenants.models import Tenant
 from tests.atoms.ui.review_helpers import FLAGGED, HX, agent_write, grant_private, page, retire, revise, write
 
 BROWSE = page()
@@ -77,18 +85,60 @@ def test_a_cursor_made_for_other_filters_or_forged_starts_over(carol, client, ac
     assert "no longer valid" in forged.content.decode()
 
 
-def test_a_query_runs_the_search_service_as_the_person(carol, client, acme):
-    write(acme, "Alice takes her coffee black.")
-    write(acme, "Bob drinks tea.")
+def _searched(tenant: Tenant, username: str, query: str, policy: str = "") -> list[tuple[str, float]]:
+    """(atom id, score) of `atoms_search`'s whole ranking for the person, in order."""
+    body: dict[str, Any] = {"query": query, "options": {"limit": 1000}}
+    if policy:
+        body["binding"] = {"readPolicies": [policy]}
+    items = atoms_search(caller=Principal.for_person(tenant, username), body=body)["items"]
+    atom_of = dict(Ref.objects.filter(id__in=[i["ref"] for i in items]).values_list("id", "atom_id"))
+    return [(atom_of[item["ref"]], item["score"]) for item in items]
+
+
+def ranked(response) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    return [(row.revision.atom_id, row.score) for row in response.context_data["rows"]]
+
+
+def row_counts() -> dict[str, int]:
+    """Rows of every Atom engine table (receipts, refs, cursors, uses, ...)."""
+    return {model.__name__: model.objects.count() for model in apps.get_app_config("atoms").get_models()}
+
+
+def linked_corpus(tenant: Tenant) -> str:
+    """Matches that lend each other activation through links, and one reached by a link only
+    (returned)."""
+    milk = write(tenant, "Oat milk in the fridge")
+    black = write(tenant, "Alice takes her coffee black.", links=[{"role": "about", "atom": milk}])
+    write(tenant, "Coffee beans from the market, coffee grinder on the shelf.")
+    write(tenant, "Bob drinks tea, never coffee.", links=[{"role": "see-also", "atom": black}])
+    write(tenant, "The coffee machine needs descaling.")
+    return milk
+
+
+def test_a_query_ranks_exactly_like_the_search_service(carol, client, acme):
+    milk = linked_corpus(acme)
     write(acme, "Coffee is " + FLAGGED)  # quarantined: search never returns it
     client.force_login(carol)
     response = client.get(BROWSE, {"q": "coffee"})
-    assert texts(response) == ["Alice takes her coffee black."]
-    assert response.context_data["rows"][0].score > 0
-    # The real service ran: it recorded a search receipt for the person.
-    receipt = Receipt.objects.get(tenant=acme, principal="user:carol")
-    assert receipt.kind == "search"
-    assert "Ranked by the search service" in response.content.decode()
+    expected = _searched(acme, "carol", "coffee")
+    assert len(expected) == 5 and milk in [atom for atom, _ in expected]  # the link-only one too
+    assert ranked(response) == expected
+    assert "Ranked as search ranks" in response.content.decode()
+
+
+def test_a_query_writes_no_receipt_ref_cursor_or_any_other_row(carol, client, acme):
+    linked_corpus(acme)
+    for i in range(PAGE_SIZE + 3):
+        write(acme, f"coffee cup {i}")
+    client.force_login(carol)
+    before = row_counts()
+    first = client.get(BROWSE, {"q": "coffee"})
+    client.get(first.context_data["next_url"], headers=HX)
+    client.get(BROWSE, {"q": "coffee", "origin": "source", "policy": "default"})
+    assert len(texts(first)) == PAGE_SIZE
+    assert row_counts() == before
+    assert not Receipt.objects.filter(tenant=acme).exists()
+    assert not Ref.objects.filter(tenant=acme, principal="user:carol").exists()
 
 
 def test_a_query_within_one_policy_binds_the_read_policies(carol, client, acme):
@@ -97,7 +147,9 @@ def test_a_query_within_one_policy_binds_the_read_policies(carol, client, acme):
     write(acme, "coffee in private", policy="private")
     client.force_login(carol)
     assert sorted(texts(client.get(BROWSE, {"q": "coffee"}))) == ["coffee in default", "coffee in private"]
-    assert texts(client.get(BROWSE, {"q": "coffee", "policy": "private"})) == ["coffee in private"]
+    private = client.get(BROWSE, {"q": "coffee", "policy": "private"})
+    assert texts(private) == ["coffee in private"]
+    assert ranked(private) == _searched(acme, "carol", "coffee", policy="private")
 
 
 def test_a_query_with_a_filter_search_cannot_meet_says_so(carol, client, acme):
@@ -108,17 +160,68 @@ def test_a_query_with_a_filter_search_cannot_meet_says_so(carol, client, acme):
     assert not Receipt.objects.filter(tenant=acme).exists()
 
 
-def test_search_pages_continue_with_the_services_cursor(carol, client, acme):
+def test_search_pages_follow_a_signed_cursor_through_the_whole_ranking(carol, client, acme):
+    linked_corpus(acme)
+    for i in range(PAGE_SIZE + 3):
+        write(acme, f"needle {i}" + " coffee" * (i % 4))
+    client.force_login(carol)
+    first = client.get(BROWSE, {"q": "coffee"})
+    next_url = first.context_data["next_url"]
+    assert "cursor=" in next_url and "q=coffee" in next_url and "First page" not in first.content.decode()
+    second = client.get(next_url, headers=HX)
+    html = second.content.decode()
+    assert html.lstrip().startswith('<div id="atom-list"') and "First page" in html
+    assert ranked(first) + ranked(second) == _searched(acme, "carol", "coffee")
+    assert len(ranked(first)) == PAGE_SIZE and second.context_data["next_url"] == ""
+
+
+def test_a_search_page_continues_after_the_last_atom_shown_when_atoms_are_written_between(carol, client, acme):
     for i in range(PAGE_SIZE + 3):
         write(acme, f"needle {i}")
     client.force_login(carol)
     first = client.get(BROWSE, {"q": "needle"})
-    assert len(texts(first)) == PAGE_SIZE
+    write(acme, "needle needle needle, written between the pages")
     second = client.get(first.context_data["next_url"])
-    assert len(texts(second)) == 3
-    assert not set(texts(first)) & set(texts(second))
-    forged = client.get(BROWSE, {"q": "needle", "cursor": "garbage"})
-    assert len(texts(forged)) == PAGE_SIZE and "expired; showing the first page" in forged.content.decode()
+    shown = [atom for atom, _ in ranked(first) + ranked(second)]
+    assert len(shown) == len(set(shown))  # nothing shown twice
+
+
+def test_a_tampered_or_forged_search_cursor_shows_the_first_page_with_a_notice(carol, client, acme):
+    for i in range(PAGE_SIZE + 3):
+        write(acme, f"needle {i}")
+    client.force_login(carol)
+    first = client.get(BROWSE, {"q": "needle"})
+    cursor = first.context_data["next_url"].split("cursor=")[1]
+    tampered = cursor[:-3] + ("AAA" if cursor[-3:] != "AAA" else "BBB")
+    for bad in ("garbage", tampered):
+        response = client.get(BROWSE, {"q": "needle", "cursor": bad})
+        assert ranked(response) == ranked(first)
+        assert "no longer valid; showing the first page" in response.content.decode()
+    # A genuine cursor of another query or other filters is refused as well.
+    for other in ({"q": "needle 1"}, {"q": "needle", "origin": "source"}):
+        response = client.get(BROWSE, {**other, "cursor": cursor})
+        assert response.context_data["page_error"] and response.context_data["first_page"]
+
+
+def test_another_tenants_search_cursor_shows_this_tenants_first_page(erin, client, acme, globex):
+    for i in range(PAGE_SIZE + 3):
+        write(globex, f"needle globex {i}")
+        write(acme, f"needle acme {i}")
+    client.force_login(erin)  # a member of both: same person, same query, other tenant
+    theirs = client.get(page("globex"), {"q": "needle"}).context_data["next_url"].split("cursor=")[1]
+    response = client.get(BROWSE, {"q": "needle", "cursor": theirs})
+    assert ranked(response) == ranked(client.get(BROWSE, {"q": "needle"}))
+    assert all(text.startswith("needle acme") for text in texts(response))
+    assert "no longer valid; showing the first page" in response.content.decode()
+
+
+def test_every_member_may_search_and_a_non_member_is_not_found(alice, bob, carol, dave, client, acme):
+    write(acme, "coffee note")
+    for person in (alice, bob, carol):
+        client.force_login(person)
+        assert texts(client.get(BROWSE, {"q": "coffee"})) == ["coffee note"]
+    client.force_login(dave)
+    assert client.get(BROWSE, {"q": "coffee"}).status_code == 404
 
 
 def test_another_tenants_atoms_never_show(carol, dave, client, acme, globex):
