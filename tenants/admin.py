@@ -80,6 +80,18 @@ class AuditedAdmin(admin.ModelAdmin):
     def audit_tenant(self, obj: Any) -> Tenant:
         return obj.tenant
 
+    def audit_object_id(self, obj: Any) -> str:
+        return str(obj)
+
+    def audit_action(self, change: bool) -> str:
+        return f"{self.audit_type}.{'update' if change else 'create'}"
+
+    def _audit_delete(self, request: HttpRequest, obj: Any) -> None:
+        if self.audit_type != "tenant":  # a tenant's audit rows go with it
+            audit_record(tenant=self.audit_tenant(obj), actor=Actor.for_user(staff_of(request)),
+                         action=f"{self.audit_type}.delete", object_type=self.audit_type,
+                         object_id=self.audit_object_id(obj))
+
     def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
         fields = [name for name in form.changed_data if name not in self.unaudited_fields]
         super().save_model(request, obj, form, change)
@@ -88,16 +100,22 @@ class AuditedAdmin(admin.ModelAdmin):
         before = {name: str(form.initial.get(name)) for name in fields} if change else None
         audit_record(
             tenant=self.audit_tenant(obj), actor=Actor.for_user(staff_of(request)),
-            action=f"{self.audit_type}.{'update' if change else 'create'}", object_type=self.audit_type,
-            object_id=str(obj), before=before,
+            action=self.audit_action(change), object_type=self.audit_type,
+            object_id=self.audit_object_id(obj), before=before,
             after={name: str(form.cleaned_data.get(name)) for name in fields},
         )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        if self.audit_type != "tenant":
-            audit_record(tenant=self.audit_tenant(obj), actor=Actor.for_user(staff_of(request)),
-                         action=f"{self.audit_type}.delete", object_type=self.audit_type, object_id=str(obj))
+        self._audit_delete(request, obj)
         super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        # "Delete selected" deletes in one statement: each row is audited first, in the
+        # same transaction as the delete.
+        with transaction.atomic():
+            for obj in queryset:
+                self._audit_delete(request, obj)
+            super().delete_queryset(request, queryset)
 
 
 def _count_per_tenant(queryset: QuerySet[Any], tenant_path: str = "tenant") -> Coalesce:
@@ -265,6 +283,14 @@ def delete_memberships(modeladmin: MembershipAdmin, request: HttpRequest, querys
 class MembershipAdmin(AuditedAdmin):
     audit_type = "membership"
     form = MembershipForm
+
+    # The same rows the Members page and the tenant page's member rows write: by username.
+    def audit_object_id(self, obj: Membership) -> str:
+        return obj.user.get_username()
+
+    def audit_action(self, change: bool) -> str:
+        return "membership.set"
+
     list_display = ["user", "tenant", "role", "created_at"]
     list_filter = ["role", "tenant"]
     search_fields = ["user__username", "tenant__slug"]
@@ -366,3 +392,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
         for key in queryset:
             apikey_revoke(key=key, actor=Actor.for_user(staff_of(request)))
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+
+# The user pages know about memberships (the last-admin rule); registered here so that
+# Django's admin autodiscovery loads them.
+from tenants import admin_users  # noqa: E402, F401

@@ -94,7 +94,8 @@ PHRASES: dict[str, Phrase] = {
     "membership.set": lambda e, f: format_html("set the role of {}", e.object_id),
     "membership.delete": lambda e, f: format_html("removed {} from the tenant", e.object_id),
     "tenant.create": text("created the tenant"),
-    "tenant.update": text("renamed the tenant"),
+    # Written by the Django admin for any field it changed (name, slug, limits).
+    "tenant.update": text("changed the tenant in the Django admin"),
     "tenant.settings": text("changed the tenant settings"),
     "tenant.suspend": text("suspended the tenant"),
     "tenant.unsuspend": text("lifted the tenant's suspension"),

@@ -94,6 +94,9 @@ def test_bulk_deleting_non_admins_still_works(admin_client, acme, alice, bob, ca
                                                "post": "yes"}, follow=True)
     assert response.status_code == 200
     assert list(Membership.objects.filter(tenant=acme).values_list("user__username", flat=True)) == ["alice"]
+    # Each removed row is audited like a single delete, by username.
+    removed = AuditEvent.objects.filter(tenant=acme, action="membership.delete")
+    assert sorted(removed.values_list("object_id", flat=True)) == ["bob", "carol"]
 
 
 def test_staff_may_still_delete_a_whole_tenant(admin_client, acme, alice, globex, dave) -> None:
@@ -101,3 +104,29 @@ def test_staff_may_still_delete_a_whole_tenant(admin_client, acme, alice, globex
     assert response.status_code == 302
     assert not Tenant.objects.filter(pk=acme.pk).exists() and not Membership.objects.filter(user=alice).exists()
     assert Membership.objects.filter(user=dave, tenant=globex).exists()
+
+
+USERS = "/admin/auth/user/"
+
+
+def test_deleting_the_user_who_is_a_tenants_last_admin_is_refused(admin_client, acme, alice, bob) -> None:
+    response = admin_client.post(f"{USERS}{alice.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 200  # the confirmation page again, listing why not
+    assert "Tenant acme: it would be left without an admin" in response.content.decode()
+    assert Membership.objects.filter(user=alice, tenant=acme, role=Role.ADMIN).exists()
+
+
+def test_bulk_deleting_users_that_include_a_last_admin_deletes_none(admin_client, acme, alice, bob, carol) -> None:
+    response = admin_client.post(USERS, {"action": "delete_selected", "_selected_action": [alice.pk, carol.pk],
+                                         "post": "yes"})
+    assert "Tenant acme: it would be left without an admin" in response.content.decode()
+    assert Membership.objects.filter(tenant=acme).count() == 3
+
+
+def test_deleting_a_member_who_is_not_a_last_admin_audits_the_memberships_it_removes(
+        admin_client, acme, alice, erin) -> None:
+    response = admin_client.post(f"{USERS}{erin.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Membership.objects.filter(user_id=erin.pk).exists()
+    rows = AuditEvent.objects.filter(action="membership.delete", object_id="erin")
+    assert sorted(rows.values_list("tenant__slug", flat=True)) == ["acme", "globex"]
