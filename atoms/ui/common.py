@@ -47,7 +47,8 @@ def quarantine_count(tenant: Tenant) -> int:
 
 
 def purge_pending(tenant: Tenant) -> bool:
-    return bool(AtomStore.for_tenant(tenant).purge_barrier)
+    # Read only (not AtomStore.for_tenant, which creates the row): a page view writes nothing.
+    return bool(AtomStore.objects.filter(tenant=tenant).values_list("purge_barrier", flat=True).first())
 
 
 def barrier_response(request: TenantRequest) -> TemplateResponse | None:

@@ -141,6 +141,13 @@ def test_a_query_writes_no_receipt_ref_cursor_or_any_other_row(carol, client, ac
     assert not Ref.objects.filter(tenant=acme, principal="user:carol").exists()
 
 
+def test_a_tenant_without_atoms_gets_no_row_either(carol, client, acme):
+    before = row_counts()
+    client.force_login(carol)
+    assert texts(client.get(BROWSE, {"q": "coffee"})) == [] and texts(client.get(BROWSE)) == []
+    assert row_counts() == before
+
+
 def test_a_query_within_one_policy_binds_the_read_policies(carol, client, acme):
     grant_private(acme)
     write(acme, "coffee in default")
