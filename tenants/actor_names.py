@@ -7,9 +7,11 @@ docs/kv.md "Decisions the specification leaves open"). The page shows the name a
 the stored label in a `title` for those who need the id.
 
 Names are looked up together: a view primes the labels its page shows (one query for the
-keys, one for bare usernames), and a template that was not primed gets every key of the
-tenant in a single query on its first unknown key. Never a query per row. Only the
-request's tenant's keys are looked up, so another tenant's key id stays an id.
+keys, one for bare usernames), and a template that was not primed gets every key (or every
+member's username) of the tenant in a single query on its first unknown one. Never a query
+per row. Only the request's tenant's keys and members are looked up, so another tenant's key
+id stays an id, and a bare label names a person only if a member of this tenant has that
+username (whether some account elsewhere has it is not this tenant's business).
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from tenants.models import ApiKey, Tenant
+from tenants.models import ApiKey, Membership, Tenant
 
 BARE_KEY_RE = re.compile(r"^k_([a-z0-9]{10})$")
 REQUEST_ATTR = "_actor_names"
@@ -77,6 +79,7 @@ class ActorNames:
         self._keys: dict[str, KeyInfo | None] = {}
         self._people: dict[str, bool] = {}
         self._all_keys_loaded = False
+        self._all_people_loaded = False
 
     def prime(self, labels: Iterable[str]) -> ActorNames:
         """Look up every key and bare username among `labels` at once (at most two queries)."""
@@ -87,10 +90,13 @@ class ActorNames:
             for prefix in prefixes:
                 self._keys.setdefault(prefix, None)  # not this tenant's (or gone): shown as its id
         bare = {label for label in labels if _is_bare(label) and label not in self._people}
-        if bare:
-            found = set(get_user_model().objects.filter(username__in=bare).values_list("username", flat=True))
+        if bare and not self._all_people_loaded:
+            found = set(self._members().filter(user__username__in=bare).values_list("user__username", flat=True))
             self._people.update({label: label in found for label in bare})
         return self
+
+    def _members(self) -> QuerySet[Membership]:
+        return Membership.objects.filter(tenant=self.tenant) if self.tenant is not None else Membership.objects.none()
 
     def _load_keys(self, **where: Any) -> None:
         if self.tenant is None:
@@ -123,8 +129,10 @@ class ActorNames:
         return ActorName("subject", label, label)
 
     def _is_person(self, label: str) -> bool:
-        if label not in self._people:
-            self.prime([label])
+        if label not in self._people and not self._all_people_loaded:
+            # Not primed: every member's username in one query, so the rest of the page asks nothing.
+            self._all_people_loaded = True
+            self._people.update(dict.fromkeys(self._members().values_list("user__username", flat=True), True))
         return self._people.get(label, False)
 
 

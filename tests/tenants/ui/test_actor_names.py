@@ -67,3 +67,17 @@ def test_a_request_keeps_one_resolver(acme):
     request = RequestFactory().get("/")
     request.tenant = acme
     assert actor_names(request) is actor_names(request)
+
+
+def test_an_unprimed_page_asks_once_however_many_bare_labels_it_shows(acme, alice, bob):
+    labels = ["alice", "bob", *[f"import-{n}" for n in range(10)]]
+    html, queries = render(acme, labels)
+    assert queries == 1  # every member's username at once
+    assert html.count('class="actor actor-user"') == 2 and html.count('class="actor actor-system"') == 10
+
+
+def test_a_bare_label_names_a_person_only_if_they_belong_to_this_tenant(acme, alice, dave):
+    # dave exists, as a member of globex only: acme's page does not say so.
+    assert ActorNames(acme).name("dave").kind == "system"
+    assert ActorNames(acme).prime(["dave"]).name("dave").kind == "system"
+    assert ActorNames(acme).name("alice").kind == "user"
