@@ -130,8 +130,10 @@ def _count_per_tenant(queryset: QuerySet[Any], tenant_path: str = "tenant") -> C
 class TenantForm(forms.ModelForm):
     """The tenant page; `suspended` goes through tenant_suspend / tenant_unsuspend."""
 
+    # The page carries the box's value as it was shown (a hidden initial), so "changed"
+    # means this person ticked or cleared it, not that someone else acted since.
     suspended = forms.BooleanField(
-        required=False,
+        required=False, show_hidden_initial=True,
         help_text="Refuse every API key of the tenant and make its web UI read-only; nothing is deleted "
                   "(docs/operations.md \"Suspending a tenant\").")
 
@@ -170,6 +172,10 @@ class TenantAdmin(AuditedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Tenant, form: forms.ModelForm, change: bool) -> None:
         super().save_model(request, obj, form, change)
+        if change and "suspended" not in form.changed_data:
+            # Only a ticked or cleared box acts: a page opened before someone else
+            # suspended (or lifted) the tenant must not undo that when it saves a limit.
+            return
         actor = Actor.for_user(staff_of(request))
         if form.cleaned_data.get("suspended"):
             tenant_suspend(tenant=obj, actor=actor)

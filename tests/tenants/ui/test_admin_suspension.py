@@ -19,6 +19,8 @@ def _page(tenant: Tenant, **changes: Any) -> dict[str, Any]:
             "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"}
     if tenant.suspended_at is not None:
         data["suspended"] = "on"
+    # The box's value as the page showed it (a hidden initial input, as the browser sends).
+    data["initial-suspended"] = str(tenant.suspended_at is not None)
     data.update(changes)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -85,6 +87,16 @@ def test_unticking_suspended_on_the_page_lifts_the_suspension(admin_client, acme
     acme.refresh_from_db()
     assert acme.suspended_at is None
     assert list(AuditEvent.objects.values_list("action", flat=True)) == ["tenant.unsuspend"]
+
+
+def test_a_page_opened_before_a_suspension_does_not_lift_it_when_saved(admin_client, acme) -> None:
+    shown = _page(acme, name="Acme Renamed")  # opened while acme was active: the box unticked
+    admin_client.post(LIST, {"action": "suspend", "_selected_action": [acme.pk]})  # another staff member
+    response = admin_client.post(f"{LIST}{acme.pk}/change/", shown)
+    assert response.status_code == 302, response.content[:2000]
+    acme.refresh_from_db()
+    assert acme.name == "Acme Renamed" and acme.suspended_at is not None
+    assert "tenant.unsuspend" not in AuditEvent.objects.values_list("action", flat=True)
 
 
 def test_the_tenant_list_shows_and_filters_suspended_tenants(admin_client, acme, globex) -> None:
