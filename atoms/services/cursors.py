@@ -32,22 +32,26 @@ from memoryhub import keyset
 SALT = "atoms.cursor"
 
 
-def _bound(kind: str, binding: Binding, request: Any) -> str:
-    generation = AtomStore.for_tenant(binding.principal.tenant).index_generation
+def _bound(kind: str, binding: Binding, request: Any, generation: int | None) -> str:
+    # read and search pass the generation of the store row they read in their snapshot: the
+    # same value, without a query (docs/atoms.md "Read path costs").
+    if generation is None:
+        generation = AtomStore.for_tenant(binding.principal.tenant).index_generation
     return digest({"kind": kind, "scope": binding.scope_digest, "request": request, "indexGeneration": generation})
 
 
-def issue_cursor(*, binding: Binding, kind: str, request: Any, page: dict[str, Any]) -> str:
+def issue_cursor(*, binding: Binding, kind: str, request: Any, page: dict[str, Any],
+                 index_generation: int | None = None) -> str:
     """A cursor for the next page. `request` is what the cursor is bound to (for inspect,
     `{ref, options}` without the cursor); `page` is where the next page starts."""
     ttl = int(settings.ATOMS_CURSOR_TTL_MS)
     payload = {"k": binding.principal.principal_id, "g": binding.principal.generation,
-               "b": _bound(kind, binding, request), "x": now_ms() + ttl, "p": page}
+               "b": _bound(kind, binding, request, index_generation), "x": now_ms() + ttl, "p": page}
     return keyset.sign_cursor(payload, salt=SALT)
 
 
 def open_cursor(*, binding: Binding, kind: str, request: Any, cursor: str,
-                path: str = "options.cursor") -> dict[str, Any]:
+                path: str = "options.cursor", index_generation: int | None = None) -> dict[str, Any]:
     """The `page` of a cursor this binding may continue, after the checks above."""
     try:
         payload = keyset.open_cursor(cursor, salt=SALT)
@@ -61,7 +65,7 @@ def open_cursor(*, binding: Binding, kind: str, request: Any, cursor: str,
         raise denied("The key's grants changed since this cursor was issued.", path=path)
     if not isinstance(payload.get("x"), int) or now_ms() > payload["x"]:
         raise AtomError("CURSOR_EXPIRED", "The cursor has expired.", {"path": path})
-    if payload.get("b") != _bound(kind, binding, request):
+    if payload.get("b") != _bound(kind, binding, request, index_generation):
         raise AtomError("CURSOR_EXPIRED", "The cursor was issued for another request.", {"path": path})
     return payload["p"]
 

@@ -80,7 +80,8 @@ def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
         if options.cursor is None:
             frozen = _evaluate(binding, store, kinds, options, semantic)
         else:
-            page = open_cursor(binding=binding, kind="read", request=request, cursor=options.cursor)
+            page = open_cursor(binding=binding, kind="read", request=request, cursor=options.cursor,
+                               index_generation=store.index_generation)
             frozen = _resume(binding, page)
         return _page(binding, store, state, kinds, options, request, frozen)
 
@@ -233,5 +234,6 @@ def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict
                 # Every graph node's score, for roots shown again as closure members.
                 "scores": [[positions[key], score] for key, score in frozen.scores.items() if score > 0],
                 "stale": [positions[r.id] for r in frozen.stale]}
-        result["cursor"] = issue_cursor(binding=binding, kind="read", request=request, page=page)
+        result["cursor"] = issue_cursor(binding=binding, kind="read", request=request, page=page,
+                                        index_generation=store.index_generation)
     return result

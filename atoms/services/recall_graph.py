@@ -23,17 +23,17 @@ from atoms.clock import now_ms
 from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
 from atoms.errors import from_core, invalid
-from atoms.models import Atom, AtomStore, Revision, Slot
+from atoms.models import AtomStore, Revision, Slot
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
 from atoms.services.candidates import Candidates, load_statistics, signal_terms, two_channel_candidates
+from atoms.services.rows import head_revisions, revisions_by_id
 from atoms.services.scoring import Weights, seed_matches
 from atoms.services.semantic import Semantic, cosines, prepare
 from atoms.services.staleness import Staleness
 
-CHUNK = 500
 DEFAULT_BETA = 0.3
 DEFAULT_PROPAGATION = 0.1  # measured on the LoCoMo dev set: docs/atoms.md "Defaults"
 
@@ -215,9 +215,8 @@ class _Acquisition:
         for group in linkers.values():
             group.sort(key=lambda s: (s.revision.seq, s.revision_id, s.position))
         target_atoms = {s.target_atom_id for group in slots.values() for s in group}
-        heads = {a.id: a.head for a in Atom.objects.filter(tenant_id=tenant_id, id__in=target_atoms)
-                 .select_related("head")}
-        joining = [h for h in heads.values() if h is not None and h.atom_id not in self.positions]
+        heads = head_revisions(tenant_id, target_atoms)
+        joining = [h for h in heads.values() if h.atom_id not in self.positions]
         joining += [s.revision for group in linkers.values() for s in group if s.revision.atom_id not in self.positions]
         self.staleness.prefetch(r for r in joining if r.id not in self.rejected and self.visible(r))
         frontier: list[int] = []
@@ -262,8 +261,7 @@ def _reread(tenant_id: int, refs: list[tuple[str, str]], known: Mapping[str, Rev
     provider in this transaction) are taken as they are."""
     ids = [revision_id for _, revision_id in refs if revision_id not in known]
     found: dict[str, Revision] = {r.id: r for r in known.values() if r.tenant_id == tenant_id}
-    for start in range(0, len(ids), CHUNK):
-        found.update((r.id, r) for r in Revision.objects.filter(tenant_id=tenant_id, id__in=ids[start:start + CHUNK]))
+    found.update(revisions_by_id(tenant_id, ids))
     return [found[r] for a, r in refs if r in found and found[r].atom_id == a]
 
 

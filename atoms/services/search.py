@@ -88,7 +88,8 @@ def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
         if options.cursor is None:
             frozen = _evaluate(binding, store, query, options, semantic)
         else:
-            page = open_cursor(binding=binding, kind="search", request=request, cursor=options.cursor)
+            page = open_cursor(binding=binding, kind="search", request=request, cursor=options.cursor,
+                               index_generation=store.index_generation)
             frozen = _resume(binding, store, page)
         return _page(binding, store, query, options, request, frozen)
 
@@ -206,5 +207,6 @@ def _page(binding: Binding, store: AtomStore, query: str, options: SearchOptions
         cursor_page = {"origin": frozen.origin or receipt.id, "seq": frozen.state_seq, "figures": figures,
                        "rest": [[positions[r.id], score] for r, score in rest],
                        "stale": [positions[r.id] for r in frozen.stale]}
-        result["cursor"] = issue_cursor(binding=binding, kind="search", request=request, page=cursor_page)
+        result["cursor"] = issue_cursor(binding=binding, kind="search", request=request, page=cursor_page,
+                                        index_generation=store.index_generation)
     return result

@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 
-from atoms.models import Atom, Origin, PurgedAtom, Revision, Slot
+from atoms.models import Origin, PurgedAtom, Revision, Slot
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Principal
 from atoms.services.refs import issue_refs
+from atoms.services.rows import head_revisions, revisions_by_id
 from tenants.models import Tenant
 
 AT = {True: "observed", False: "logical"}
@@ -127,9 +128,9 @@ class ViewData:
         slots = [s for r in fresh for s in self.slots[r.id]]
         atom_ids = {s.target_atom_id for s in slots} - self.heads.keys()
         if atom_ids:
-            found = {a.id: a.head for a in Atom.objects.filter(tenant=self.tenant, id__in=atom_ids)
-                     .select_related("head")}
+            found = head_revisions(self.tenant.pk, atom_ids)
             self.heads.update({atom_id: found.get(atom_id) for atom_id in atom_ids})
+            # An atom with a row but no head is looked up too: it is never purged (class docstring).
             gone = [a for a in atom_ids if a not in found]
             if gone:
                 self.purged.update(PurgedAtom.objects.filter(tenant=self.tenant, atom_id__in=gone)
@@ -138,7 +139,7 @@ class ViewData:
         ids |= {o.source_revision_id for r in fresh for o in self.origins[r.id]}
         ids -= self.rows.keys()
         if ids:
-            found_rows = {r.id: r for r in Revision.objects.filter(tenant=self.tenant, id__in=ids)}
+            found_rows = revisions_by_id(self.tenant.pk, ids)
             self.rows.update({i: found_rows.get(i) for i in ids})
 
     def target(self, slot: SlotRow) -> Revision | None:
