@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
-
 from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
 from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
@@ -135,17 +133,18 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
         idf_params += [term, stats.idf(term)]
     posting = LexicalPosting._meta.db_table
     score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
-    sql = (f"SELECT h.atom_id, h.revision_id FROM ("  # noqa: S608 - constants and %s placeholders only
+    # The whole revision row comes with each hit: the core re-reads candidates, and these are
+    # rows of the same snapshot (docs/atoms.md "Read path costs").
+    sql = (f"SELECT r.* FROM ("  # noqa: S608 - constants and %s placeholders only
            f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
            f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
            f"GROUP BY p.atom_id, p.revision_id) h "
            f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
            f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
     params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies, k]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        pairs = [(atom_id, revision_id) for atom_id, revision_id in cursor.fetchall()]
-    return Hits(pairs=pairs, full=len(pairs) >= k, skipped=skipped)
+    rows = list(Revision.objects.raw(sql, params))
+    return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped,
+                rows={r.id: r for r in rows})
 
 
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
@@ -163,17 +162,16 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    sql = (f"SELECT h.atom_id, h.revision_id FROM ({parts}) h "  # noqa: S608 - constants and placeholders only
+    sql = (f"SELECT r.* FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id "  # noqa: S608
            f"ORDER BY (h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
     params: list[Any] = []
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
     # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
     params += [K1 * (1.0 - B), K1 * B / avgdl, k]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        pairs = [(atom_id, revision_id) for atom_id, revision_id in cursor.fetchall()]
-    return Hits(pairs=pairs, full=len(pairs) >= k, skipped=skipped, approximate=True)
+    rows = list(Revision.objects.raw(sql, params))
+    return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped, approximate=True,
+                rows={r.id: r for r in rows})
 
 
 def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
@@ -207,5 +205,6 @@ def two_channel_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]]
                             require_approval=require_approval, k=semantic_k)
     refs, cut = union(list(zip(lexical, near, strict=True)), limit)
     incomplete = cut or any(h.full or h.skipped or h.approximate for h in (*lexical, *near))
+    rows = {revision_id: row for hits in lexical for revision_id, row in hits.rows.items()}
     return Candidates(refs=refs, complete=not incomplete, scanned=len(refs), approximate=incomplete,
-                      statistics=stats)
+                      statistics=stats, rows=rows)

@@ -3,7 +3,8 @@ channels produce it, and the lexical channel's module calls the semantic one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -12,3 +13,6 @@ class Hits:
     full: bool  # the channel returned its whole limit: more may have matched
     skipped: bool = False  # a term was left out of the lookup
     approximate: bool = False
+    # Revision id → the whole row, when the channel read it with its hits (the lexical one
+    # does: the re-read then costs no query; docs/atoms.md "Read path costs").
+    rows: dict[str, Any] = field(default_factory=dict, compare=False)
