@@ -69,6 +69,7 @@ def lexical(terms: Sequence[str], stats: Statistics, counts: Mapping[str, int], 
 # Terms longer than this many UTF-8 bytes are stored as a digest: every key then fits one
 # b-tree column on both databases, and equal terms still give equal keys.
 TERM_BYTES: Final = 60
+SHORT_TERM: Final = TERM_BYTES // 4
 
 
 def term_key(term: str) -> str:
@@ -83,6 +84,10 @@ def term_key(term: str) -> str:
 def keyed_counts(text: str) -> tuple[dict[str, int], int]:
     """(term key → tf, |x|) of a body: what the index stores for it and BM25 reads."""
     counts, length = term_counts(text)
+    # A term of at most SHORT_TERM characters is at most TERM_BYTES bytes (4 per character):
+    # its key is itself, so most bodies need no encoding at all.
+    if all(len(term) <= SHORT_TERM for term in counts):
+        return counts, length
     keyed: dict[str, int] = {}
     for term, count in counts.items():
         key = term_key(term)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Final
@@ -131,11 +132,9 @@ def distinct_terms(text: str) -> list[str]:
 
 def term_counts(text: str) -> tuple[dict[str, int], int]:
     """(term → count, number of terms) of a body: BM25's tf(t, x) and |x|."""
-    counts: dict[str, int] = {}
     terms = _terms(text)
-    for term in terms:
-        counts[term] = counts.get(term, 0) + 1
-    return counts, len(terms)
+    # Counter counts in C, first seen first like the loop it replaced (a read scores ~200 bodies).
+    return dict(Counter(terms)), len(terms)
 
 
 def lexical_tokens(tokens: Sequence[str], normalized_text: str) -> float:
