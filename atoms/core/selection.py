@@ -322,7 +322,7 @@ def select(
                 single.commit(trial)
                 candidates.append(_candidate(single))
         greedy = fresh()
-        _greedy(greedy, roots, members, meter, feasible)
+        _greedy(greedy, roots, members, meter, feasible, budget)
         complete = True
     except _OutOfWork as stopped:
         deadline = stopped.deadline
@@ -361,27 +361,46 @@ def select(
 
 
 def _greedy(packing: _Packing, roots: Sequence[str], members: Mapping[str, tuple[str, ...]], meter: _Meter,
-            feasible: Callable[[_Trial], bool]) -> None:
-    """Grow `packing` from ∅ by the best ratio ΔU / max(1, Δtokens) until nothing fits."""
+            feasible: Callable[[_Trial], bool], budget: PackingBudget) -> None:
+    """Grow `packing` from ∅ by the best ratio ΔU / max(1, Δtokens) until nothing fits.
+
+    Most tentative sets take `_Packing.trial`'s additive path; for those the sums are
+    computed here without building a _Trial (a read prices hundreds per page), and the
+    winner's _Trial is built once, by `trial`, from the same sums."""
+    token_budget, size_budget, max_bytes = budget.token_budget, budget.size_budget, budget.max_bytes
     while True:
-        best: _Trial | None = None
+        best_root: str | None = None
         best_key: tuple[float, float, int, str] | None = None
         current = packing.cost
+        ids, sources = packing.ids, packing.sources
+        base_count, base_units = len(ids), packing.plain_bytes + packing.extra_units
         for root in roots:
-            if packing.covers(members[root]):
+            closure = members[root]
+            if packing.covers(closure):
                 continue  # not a tentative evaluation: nothing would change
-            meter.charge(len(members[root]))
-            trial = packing.trial(members[root])
-            if not feasible(trial) or trial.delta_u < 0:
-                continue
-            delta_tokens = trial.cost - current
+            meter.charge(len(closure))
+            alone = packing._alone(closure)
+            if alone is not None and ids.isdisjoint(closure) and sources.keys().isdisjoint(alone.sources):
+                # `trial`'s additive path, as sums.
+                count = base_count + len(alone.new)
+                cost = frame_cost(count, base_units + alone.plain, packing.entry_count, packing.entry_bytes)
+                delta_u = alone.delta_u
+                if (cost > token_budget or count > size_budget or packing.text_bytes + alone.text_bytes > max_bytes
+                        or delta_u < 0):
+                    continue
+            else:
+                trial = packing._trial(closure)
+                if not feasible(trial) or trial.delta_u < 0:
+                    continue
+                cost, delta_u = trial.cost, trial.delta_u
+            delta_tokens = cost - current
             # Smallest key wins: best ratio, then larger ΔU, smaller Δtokens, smaller revision id.
-            key = (-trial.delta_u / max(1, delta_tokens), -trial.delta_u, delta_tokens, root)
+            key = (-delta_u / max(1, delta_tokens), -delta_u, delta_tokens, root)
             if best_key is None or key < best_key:
-                best, best_key = trial, key
-        if best is None:
+                best_root, best_key = root, key
+        if best_root is None:
             return
-        packing.commit(best)
+        packing.commit(packing.trial(members[best_root]))
 
 
 def _stop(final: _Packing, left_out: Sequence[str], members: Mapping[str, tuple[str, ...]], budget: PackingBudget,
