@@ -109,9 +109,8 @@ class _Names:
 
 
 def normalize(value: Any, names: _Names) -> Any:
-    from django.core import signing
-
     from atoms.services.cursors import SALT
+    from memoryhub import keyset
 
     if isinstance(value, dict):
         out = {}
@@ -119,7 +118,7 @@ def normalize(value: Any, names: _Names) -> Any:
             if key in CLOCK_KEYS:
                 continue
             if key == "cursor" and isinstance(item, str) and not item.startswith("{"):
-                item = signing.loads(item, salt=SALT)
+                item = keyset.open_cursor(item, salt=SALT)
             out[key] = normalize(item, names)
         return out
     if isinstance(value, list):
