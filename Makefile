@@ -59,4 +59,4 @@ lint: install
 	  $(BIN)/python manage.py check --deploy --fail-level WARNING
 
 clean:
-	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .hypothesis
