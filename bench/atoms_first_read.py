@@ -1,4 +1,4 @@
-"""The first semantic read after the web server starts (docs/atoms.md §R5: the encoder is
+"""The first semantic read after the web server starts (docs/atoms.md "Read path costs": the encoder is
 loaded when a process starts, after any fork; target: that read within 1 s).
 
     .venv/bin/python bench/atoms_first_read.py [--atoms 200] [--workers 2] [--reads 20] [--no-compare]

@@ -3,7 +3,7 @@ and hybrid read / search latency on the same corpus.
 
 At each size of `--semantic-sizes` the tenant's atoms are indexed and read / search are
 timed again with the provider on (hybrid candidates: the nearest index entries plus the
-lexical ones, scored 0.8·semantic + 0.2·lexical, docs/atoms.md §6.3):
+lexical ones, scored 0.8·semantic + 0.2·lexical, docs/atoms.md "Candidates"):
 
 - up to `--minilm-max` atoms (default 10,000) with MiniLM, the deployment default. The
   drain runs as the Celery task does (index_drain, steps of ATOMS_INDEX_TASK_STEP events) and is timed: that

@@ -166,7 +166,7 @@ def write(conversation: Conversation, actor: Any) -> float:
             conversation.ref_turn[view["ref"]] = i
             if outcome["review"][f"t{i}"] == "quarantined":
                 conversation.quarantined.add(i)
-            # The unit read renders for this atom (docs/atoms.md §6.5), priced for rank-order packing.
+            # The unit read renders for this atom (docs/atoms.md "Read path costs"), priced for rank-order packing.
             unit = {"links": view["links"], "provenance": view["provenance"], "ref": view["ref"],
                     "sources": view["sources"], "text": view["text"]}
             conversation.unit_cost[i] = len(canonical(unit).encode())

@@ -27,7 +27,7 @@ PACKINGS = {"budget": "atoms_read's selection", "packed": "ranking packed in ord
 FORM_LABELS = {"plain": "plain turns, no links",
                "linked": "sessions of linked turns, each turn `follows` the one before it"}
 KS = (1, 5, 10)
-# The engine ranks at most maxSeeds = 64 atoms when nothing is linked (docs/atoms.md §6.4), so
+# The engine ranks at most maxSeeds = 64 atoms when nothing is linked (docs/atoms.md "Defaults"), so
 # every method's ranking is cut there: MRR and recall@k are then like for like.
 RANK_CUTOFF = 64
 READ_LIMIT = 128  # maxAtoms: the byte budget, not the item count, bounds a read
@@ -44,7 +44,7 @@ def ranks_of(ranking: list[int], evidence: list[int]) -> list[int | None]:
 
 
 def cost_of(costs: list[int], chosen: list[int]) -> int:
-    """utf8-bytes-v1 of the render of these units: frame 45 bytes, units, commas (§6.5)."""
+    """utf8-bytes-v1 of the render of these units: frame 45 bytes, units, commas (docs/atoms.md "Read path costs")."""
     from atoms.core.render import EMPTY_WRAPPER_BYTES
 
     return EMPTY_WRAPPER_BYTES + sum(costs[i] for i in chosen) + len(chosen) - 1 if chosen else 0

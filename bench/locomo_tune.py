@@ -18,7 +18,7 @@ point the config is stored in every tenant's AtomStore.config directly, then
 atoms_search(query=question, limit 64) runs for every question of categories 1-4. Keys that
 atoms/config.py does not accept yet are stored all the same, and the output says which.
 
-Points that the activation formulas (docs/atoms.md §6.4) make equal are measured once: without
+Points that the activation formulas (docs/atoms.md "Defaults") make equal are measured once: without
 links (plain form) only the weights, maxSeeds and candidate counts act; with propagation 0,
 depth 0, or both `follows` weights 0, the linked form ranks as it would without links.
 Question vectors are memoized during the grid (the same text gives the same vector), which
@@ -76,7 +76,7 @@ class Point:
             "propagation": self.propagation, "relations": {"follows": {"forward": self.forward, "reverse": self.reverse}}}}
 
     def inert(self, form: str) -> bool:
-        """True when links cannot change the ranking in `form` (docs/atoms.md §6.4)."""
+        """True when links cannot change the ranking in `form` (docs/atoms.md "Defaults")."""
         return form == "plain" or self.propagation == 0 or self.depth == 0 or self.forward == self.reverse == 0
 
     def key(self, form: str) -> tuple[Any, ...]:

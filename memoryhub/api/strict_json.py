@@ -7,7 +7,7 @@ the DRF parser (memoryhub/api/parsers.py) or the key-value store's own reader
 
 - text that is not UTF-8, not JSON, or uses NaN / Infinity / numbers beyond double range;
 - integers over 4,300 digits (Python's guard against quadratic-time conversion);
-- objects that repeat a key: JSON leaves the meaning open (RFC 8259 §4), so two readers
+- objects that repeat a key: JSON leaves the meaning open (RFC 8259, section 4; docs/api.md "Input boundary"), so two readers
   of one body could disagree about it, and "last one wins" hides client bugs;
 - nesting deeper than `MAX_DEPTH` containers;
 - U+0000 and lone surrogates (U+D800-U+DFFF on their own) in any string or object key:
