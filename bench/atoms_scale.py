@@ -176,8 +176,8 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     from django.core.management import call_command
     from django.db import connection, connections
 
+    from atoms.api.read import answer_read
     from atoms.principal import Principal
-    from atoms.services.read import atoms_read
     from atoms.services.search import atoms_search
     from memoryhub.actors import Actor
     from tenants.models import Tenant
@@ -208,8 +208,8 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
             reached = len(refs)
             row = {"size": reached, "target_size": size, "build_seconds": seconds,
                    "links": sum(len(corpus.links(i)) for i in range(reached)),
-                   "read": measure("read", lambda q: atoms_read(
-                       caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
+                   "read": measure("read", lambda q: answer_read(
+                       caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
                    "search": measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries,
                                      args.measure_limit)}
             if args.semantic and reached == size and size in args.semantic_sizes:

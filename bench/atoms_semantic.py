@@ -108,7 +108,7 @@ def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure:
     import torch
     from django.test import override_settings
 
-    from atoms.services.read import atoms_read
+    from atoms.api.read import answer_read
     from atoms.services.search import atoms_search
 
     if torch_threads:
@@ -119,8 +119,8 @@ def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure:
     with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
         probe = atoms_search(caller=caller, body={"query": queries[0]})
         row["index_state"] = probe["diagnostics"]["index"]  # "ready": every candidate had a valid entry
-        row["read"] = measure("read", lambda q: atoms_read(
-            caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
+        row["read"] = measure("read", lambda q: answer_read(
+            caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
         row["search"] = measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries, budget_s)
     if name != "minilm":
         row["minilm_query_encoding"] = encoding = query_encoding(queries)

@@ -93,7 +93,7 @@ def rank(record: dict[str, Any], method: str, ranking: list[int], conversation: 
 
 def engine_pass(conversation: Conversation, records: list[dict[str, Any]], method: str, reads: bool,
                 timings: Timings, bar: Any) -> None:
-    from atoms.services.read import atoms_read
+    from atoms.api.read import answer_read
     from atoms.services.search import atoms_search
 
     caller = conversation.caller
@@ -108,7 +108,7 @@ def engine_pass(conversation: Conversation, records: list[dict[str, Any]], metho
             record["budget"][method] = {}
             for budget in BUDGETS:
                 t0 = time.perf_counter()
-                answer = atoms_read(caller=caller, body={"state": {"query": question["question"]},
+                answer = answer_read(caller, {"state": {"query": question["question"]},
                                                          "options": {"tokens": budget, "limit": READ_LIMIT}})
                 timings.read[method].append(time.perf_counter() - t0)
                 chosen = [conversation.ref_turn[item["ref"]] for item in answer["items"]]

@@ -1,5 +1,4 @@
-"""The read path costs a fixed number of queries, whatever the corpus (atoms-recall.md §5;
-design.md: "a fixed number of queries, whatever the corpus size").
+"""The read path costs a fixed number of queries, whatever the corpus size (docs/atoms.md "Read path costs").
 
 One bound for read and one for search hold at 100 and at 5,000 atoms. The corpus
 (query_corpus) exercises every level: two candidate channels, generated candidates whose
@@ -37,9 +36,9 @@ from typing import Any
 
 import pytest
 
+from atoms.api.read import answer_read
 from atoms.models import Ref, Revision
 from atoms.principal import Principal
-from atoms.services.read import atoms_read
 from atoms.services.refs import issue_ref
 from atoms.services.search import atoms_search
 from tests.atoms.api import query_corpus
@@ -69,7 +68,7 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
     word = query_corpus.word(GROUP)
     refs_before = Ref.objects.count()
     with django_assert_max_num_queries(READ_BOUND):
-        read = atoms_read(caller=caller, body={"state": {"query": f"needle root {word}",
+        read = answer_read(caller, {"state": {"query": f"needle root {word}",
                                                          "context": f"shared middle {word}"}})
     assert Ref.objects.count() > refs_before  # refs issued for the first time, in bulk
     texts = [item["text"] for item in read["items"]]
