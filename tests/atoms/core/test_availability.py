@@ -1,4 +1,5 @@
-"""The availability model contract and AdaptiveUse, against atoms-scoring.md §1, §3 and §12."""
+"""The availability model contract and AdaptiveUse, checked against the worked example's one use of B
+(docs/atoms.md "Worked example (search)")."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ WEEK = 7 * DAY
 T0 = 1_767_225_600_000  # B's accepted use in the worked example
 
 
-# --- AdaptiveUse (atoms-scoring.md §12) -------------------------------------------------------
+# --- AdaptiveUse ------------------------------------------------------------------------------
 
 def test_row_1_the_default_id_spells_out_both_options_in_canonical_order() -> None:
     expected = 'adaptive-use-v1:{"initialHalfLifeMs":604800000,"maxHalfLifeMs":31536000000}'
@@ -136,7 +137,7 @@ def test_the_worked_examples_b_state_is_worth_half_a_week_later() -> None:
     assert text == '{"halfLifeMs":604800000,"mass":1,"updatedAt":1767225600000}'
     assert call_value(model, state, T0 + WEEK) == 0.5
     assert call_value(model, None, T0 + WEEK) == 0
-    # §3: b_B = m·(1 + β·u/(1+u)) with m = 1/3, β = 0.3, u = 0.5 is 11/30.
+    # The seed value: b_B = m·(1 + β·u/(1+u)) with m = 1/3, β = 0.3, u = 0.5 is 11/30.
     u = call_value(model, state, T0 + WEEK)
     assert (1 / 3) * (1 + 0.3 * u / (1 + u)) == pytest.approx(11 / 30, abs=1e-12)
 

@@ -83,7 +83,7 @@ def grant_private(tenant: Tenant) -> None:
 def agent_write(tenant: Tenant, text: str, *, watching: str | None = None) -> str:
     """An agent's create with an input token the host issued: unreviewed, origin derived.
     With `watching`, the agent first inspected that atom, so the output goes stale when the
-    atom's head moves (atoms.md §5.4)."""
+    atom's head moves (docs/atoms.md "Review UI", staleness on the atom page)."""
     agent = key_of(tenant, "agent")
     host = Principal.for_key(key_of(tenant, "host"))
     presentations = []

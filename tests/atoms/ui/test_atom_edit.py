@@ -37,7 +37,7 @@ def test_a_reviewer_edits_an_agent_atom_into_an_approved_human_revision(bob, cli
     assert head.id != old_head.id and head.previous_id == old_head.id
     assert (head.body, head.review_status, head.origin, head.producer, head.dependency_contract) == (
         "Summary: plan A (checked)", "approved", "source", "user:bob", "source-v2")
-    assert is_stale(head_of(generated))  # it watched the old head (atoms.md §12 #62)
+    assert is_stale(head_of(generated))  # it watched the old head, and an edit is a new head
     write_event = AuditEvent.objects.get(tenant=acme, action="atoms.write", actor_label="user:bob")
     ui_event = AuditEvent.objects.get(tenant=acme, action="atoms.ui.edit", object_id=output)
     assert ui_event.actor_user_id == bob.pk and ui_event.before_digest and ui_event.after_digest

@@ -32,7 +32,7 @@ def write(tenant: Tenant, text: str, *, sources: list[dict[str, Any]] | None = N
 
 
 def cited_pair(tenant: Tenant) -> tuple[str, str]:
-    """A source S and an atom D citing it: purging S erases both (atoms.md §9)."""
+    """A source S and an atom D citing it: purging S erases both, since D depends on it (docs/atoms.md "Decisions")."""
     s_atom, s_ref = write(tenant, "The vault code is 4-8-15-16.")
     d_atom, _ = write(tenant, "A quote of the vault code.", sources=[{"ref": s_ref, "start": 0, "end": 14}])
     return s_atom, d_atom
