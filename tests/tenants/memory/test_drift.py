@@ -1,5 +1,5 @@
 """Hand edits of the files on the tenant volume: detection and the two resolutions
-(spec §8, acceptance row 53)."""
+(docs/memory-files.md "How it works", files on disk)."""
 
 from __future__ import annotations
 

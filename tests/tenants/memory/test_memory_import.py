@@ -1,4 +1,5 @@
-"""manage.py memory_import (spec §8, acceptance row 54)."""
+"""manage.py memory_import: loading MEMORY.md and USER.md files into a tenant (docs/api.md "The codes" lists
+the codes it prints)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rescans after the threat patterns change (spec §4, acceptance row 36)."""
+"""Rescans after the threat patterns change (docs/memory-files.md "How it works", the scanner)."""
 
 from __future__ import annotations
 
