@@ -22,7 +22,7 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_POST
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, Origin, PurgedAtom, Revision, Slot
+from atoms.models import Atom, AtomStore, NoteKind, Origin, PurgedAtom, ReviewStatus, Revision, RevisionState, Slot
 from atoms.principal import Principal
 from atoms.services.refs import issue_refs
 from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_body
@@ -114,7 +114,7 @@ def _write(request: TenantRequest, atom: Atom, head: Revision, body: dict[str, A
         outcome = atoms_write(caller=person_of(request), body=body)
         new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
         if action == "retire":
-            keep_note(new_head, kind="retire", reason=audit_after["reason"], author=person_of(request).subject)
+            keep_note(new_head, kind=NoteKind.RETIRE, reason=audit_after["reason"], author=person_of(request).subject)
         audit_record(tenant=tenant, actor=actor_of(request), action=f"atoms.ui.{action}", object_type="atom",
                      object_id=atom.id, before={"revision": head.id, "textDigest": sha256_hex(head.body)},
                      after={"revision": new_head.id, "operation": outcome["operationId"],
@@ -123,7 +123,7 @@ def _write(request: TenantRequest, atom: Atom, head: Revision, body: dict[str, A
 
 
 def _review_note(status: str) -> str:
-    return " The scanner flags the new text: it stays in quarantine." if status == "quarantined" else ""
+    return " The scanner flags the new text: it stays in quarantine." if status == ReviewStatus.QUARANTINED else ""
 
 
 def _answer(request: TenantRequest, atom: Atom, *, done: str = "", error: str = "", **extra: Any) -> HttpResponse:
@@ -156,14 +156,14 @@ def atom_approve(request: TenantRequest, atom_id: str) -> HttpResponse:
             AtomStore.objects.select_for_update().filter(tenant=request.tenant).first()
             atom = Atom.objects.select_related("head").get(pk=atom.pk)
             before = _loaded_head(request, atom).review_status
-            if before == "rejected":
+            if before == ReviewStatus.REJECTED:
                 raise FormError("This atom was rejected; restore its text to have it reviewed again.")
             atoms_approve(tenant=request.tenant, atom_id=atom.id, actor=actor_of(request))
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
     except AtomError as error:
         return _answer(request, atom, error=error_text(error))
-    done = "Approved." if before != "approved" else "It was already approved; nothing changed."
+    done = "Approved." if before != ReviewStatus.APPROVED else "It was already approved; nothing changed."
     return _answer(request, atom, done=done)
 
 
@@ -226,9 +226,9 @@ def atom_retire(request: TenantRequest, atom_id: str) -> HttpResponse:
     try:
         head = _loaded_head(request, atom)
         _check_reason(reason, "Say why the atom is retired.")
-        if head.state == "retired":
+        if head.state == RevisionState.RETIRED:
             raise FormError("The atom is already retired.")
-        if head.review_status == "quarantined":
+        if head.review_status == ReviewStatus.QUARANTINED:
             # A retired head keeps its review status: retiring would leave it in the queue.
             raise FormError("Quarantined text is rejected, not retired: use Reject.")
         _write(request, atom, head, retire_body(person_of(request), head), "retire", reason=reason)
@@ -252,7 +252,7 @@ def atom_restore(request: TenantRequest, atom_id: str) -> HttpResponse:
         old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("revision", "")).first()
         if old is None:
             raise FormError("That revision is not part of this atom's history.")
-        if head.state == "active" and old.body == head.body:
+        if head.state == RevisionState.ACTIVE and old.body == head.body:
             raise FormError("That text is already the current text; nothing to restore.")
         body, dropped = revise_body(person_of(request), head, old.body)
         _, status = _write(request, atom, head, body, "restore", restoredFrom=old.id)
@@ -284,7 +284,7 @@ def atom_reject(request: TenantRequest, atom_id: str) -> HttpResponse:
         with transaction.atomic():
             head = _loaded_head(request, atom)
             _check_reason(reason, "Say why the text is rejected.")
-            if head.review_status != "quarantined":
+            if head.review_status != ReviewStatus.QUARANTINED:
                 raise FormError("Only quarantined text can be rejected; retire the atom instead.")
             rejected = atoms_reject(person=person_of(request), atom_id=atom.id, head_id=head.id, reason=reason,
                                     actor=actor_of(request))
