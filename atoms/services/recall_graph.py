@@ -23,7 +23,7 @@ from atoms.clock import now_ms
 from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
 from atoms.errors import from_core, invalid
-from atoms.models import AtomStore, Revision, Slot
+from atoms.models import AtomStore, ReviewStatus, Revision, RevisionState, Slot
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
@@ -122,10 +122,10 @@ class Visible:
     def readable(self, revision: Revision) -> bool:
         """Inside the read policies and not hidden by review, head or not."""
         return (revision.policy in self.policies and revision.review_status not in HIDDEN_REVIEW
-                and (not self.require_approval or revision.review_status == "approved"))
+                and (not self.require_approval or revision.review_status == ReviewStatus.APPROVED))
 
     def __call__(self, revision: Revision) -> bool:
-        return revision.is_head and revision.state == "active" and self.readable(revision)
+        return revision.is_head and revision.state == RevisionState.ACTIVE and self.readable(revision)
 
 
 class _Full(Exception):
@@ -203,12 +203,12 @@ class _Acquisition:
         linkers: dict[str, list[Slot]] = {}
         rows = (Slot.objects.filter(Q(revision_id__in=own_ids)
                                     | Q(tenant_id=tenant_id, target_atom_id__in=level_atoms,
-                                        revision__is_head=True, revision__state="active"))
+                                        revision__is_head=True, revision__state=RevisionState.ACTIVE))
                 .select_related("revision"))
         for slot in rows:
             if slot.revision_id in own_ids:
                 slots.setdefault(slot.revision_id, []).append(slot)
-            if slot.target_atom_id in level_atoms and slot.revision.is_head and slot.revision.state == "active":
+            if slot.target_atom_id in level_atoms and slot.revision.is_head and slot.revision.state == RevisionState.ACTIVE:
                 linkers.setdefault(slot.target_atom_id, []).append(slot)
         for group in slots.values():
             group.sort(key=lambda s: s.position)

@@ -7,7 +7,7 @@ checks 1-2 (and check 7 for tokenless changes) in `write._check_commit`.
 from __future__ import annotations
 
 from atoms.errors import AtomError, denied
-from atoms.models import EraseDependency, InputToken, Revision
+from atoms.models import DependencyKind, EraseDependency, InputToken, Revision, Schema
 from atoms.services.receipts import CONTRACT_VERSION, pinned
 from atoms.services.staleness import Staleness
 from atoms.services.write_plan import WritePlan
@@ -38,7 +38,7 @@ def check_tokens_for_commit(plan: WritePlan, tokens: dict[str, InputToken]) -> N
                 raise denied("A cited source is not among the input token's reads.",
                              path=f"changes[{index}].sources[{position}]", changeId=change.change_id)
         for origin in change.origins:
-            if origin.source.schema != "source":
+            if origin.source.schema != Schema.SOURCE:
                 raise AtomError("INVALID_SOURCE_SPAN", "Only source atoms can be cited.",
                                 {"changeId": change.change_id})
     expected = frozenset(c.target.id for c in plan.changes if c.target is not None)
@@ -67,6 +67,6 @@ def record_token_outputs(plan: WritePlan, tokens: dict[str, InputToken], revisio
         token.save(update_fields=["outputs", "manifest"])
         read_atoms = sorted({pin["atomId"] for pin in manifest.get("reads", []) if isinstance(pin, dict)})
         EraseDependency.objects.bulk_create(
-            [EraseDependency(tenant=tenant, dependent_atom_id=r.atom_id, dependency_atom_id=atom_id, kind="token-read")
+            [EraseDependency(tenant=tenant, dependent_atom_id=r.atom_id, dependency_atom_id=atom_id, kind=DependencyKind.TOKEN_READ)
              for r in written for atom_id in read_atoms if atom_id != r.atom_id],
             ignore_conflicts=True)

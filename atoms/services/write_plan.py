@@ -14,7 +14,7 @@ from atoms.core.errors import AtomsCoreError
 from atoms.core.ids import check_id, check_role, new_atom_id, new_revision_id
 from atoms.core.spans import quote_digest, validate_span
 from atoms.errors import AtomError, denied, from_core, invalid
-from atoms.models import Revision
+from atoms.models import Revision, RevisionState
 from atoms.principal import Binding
 from atoms.services.budget import Budget, check_deadline, parse_budget
 from atoms.services.refs import resolve_ref
@@ -258,7 +258,7 @@ def plan_write(body: Any, binding: Binding) -> WritePlan:
         if target.atom_id in targeted:
             raise invalid("A batch may change each atom once.", path=_change_path(index, "target"), changeId=plan.change_id)
         targeted.add(target.atom_id)
-        if plan.op == "retire" and target.atom.head_id == target.id and target.state == "retired":
+        if plan.op == "retire" and target.atom.head_id == target.id and target.state == RevisionState.RETIRED:
             raise invalid("The atom is already retired.", path=_change_path(index, "target"), changeId=plan.change_id)
         plan.target, plan.atom_id = target, target.atom_id
     by_local = {p.change_id: p for p in plans}
