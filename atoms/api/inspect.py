@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.api.schemas_recall import AtomsInspect
+from atoms.models import ReviewStatus
 from atoms.services.inspect import atoms_inspect
 from memoryhub.api.schema import errors
 
@@ -22,7 +23,7 @@ InspectResult = inline_serializer("AtomsInspectResult", {
     "diagnostics": serializers.DictField(),
     "usage": serializers.DictField(child=serializers.IntegerField()),
     "range": serializers.DictField(required=False),
-    "review": serializers.ChoiceField(choices=["unreviewed", "approved", "quarantined", "rejected"]),
+    "review": serializers.ChoiceField(choices=ReviewStatus.values),
 })
 
 

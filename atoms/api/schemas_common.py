@@ -17,6 +17,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from atoms.models import OriginKind
 from memoryhub.api.strict import StrictSerializer, distinct_names
 
 UUID4 = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
@@ -32,7 +33,7 @@ LABEL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
 NOT_BLANK_PATTERN = "\\S"
 ID_MAX = 512  # the id rule: 1..512 UTF-8 bytes (docs/api.md "Conventions")
 TEXT_MAX = 65_536  # an atom's text and each state text: at most 65,536 UTF-8 bytes
-GENERATED_ORIGINS = ["extraction", "organization", "derived", "hypothesis"]
+GENERATED_ORIGINS = [kind.value for kind in OriginKind if kind != OriginKind.SOURCE]
 
 
 def pattern_field(pattern: str, **kwargs: Any) -> serializers.CharField:

@@ -22,6 +22,7 @@ from atoms.core.spans import ByteRange, byte_range
 from atoms.errors import AtomError, denied, from_core, invalid
 from atoms.models import Atom, AtomStore, PurgedAtom, Revision, Slot
 from atoms.models.review import HIDDEN_REVIEW
+from atoms.models.storage import RevisionState
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.budget import Budget, check_deadline, parse_budget
@@ -149,7 +150,7 @@ def collect_neighbours(principal: Principal, root: Revision, read_policies: set[
         if root.is_head:
             match |= Q(target_revision_id="")
         incoming = (Slot.objects.filter(tenant=principal.tenant, target_atom_id=root.atom_id)
-                    .filter(match, revision__is_head=True, revision__state="active")
+                    .filter(match, revision__is_head=True, revision__state=RevisionState.ACTIVE)
                     .select_related("revision").order_by("revision__seq", "revision_id", "position"))
         if options.roles is not None:
             incoming = incoming.filter(role__in=options.roles)

@@ -32,6 +32,7 @@ from atoms.core.ids import is_id_of, new_input_token
 from atoms.core.spans import validate_span
 from atoms.errors import AtomError, denied, from_core, invalid
 from atoms.models import AtomStore, InputToken, Receipt, Revision, Tombstone
+from atoms.models.storage import Schema
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.receipts import CONTRACT_VERSION, create_receipt, pinned, receipt_response
@@ -192,7 +193,7 @@ def _source(binding: Binding, item: Any, index: int, out: Collected) -> None:
     if not isinstance(item, dict) or "ref" not in item or set(item) - {"ref", "start", "end"}:
         raise invalid("A source is {ref, start?, end?}.", path=path)
     source = resolve_ref(binding.principal, item["ref"], binding.read_policies, path=f"{path}.ref")
-    if source.schema != "source":
+    if source.schema != Schema.SOURCE:
         raise denied("Only source atoms can be given as sources.", path=f"{path}.ref")
     try:
         start, end = validate_span(source.body, item.get("start"), item.get("end"))

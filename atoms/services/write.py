@@ -12,6 +12,7 @@ from atoms.core.ids import new_operation_id
 from atoms.embedding import has_provider
 from atoms.errors import AtomError, denied, invalid
 from atoms.models import Atom, AtomStore, EraseDependency, Origin, PurgedAtom, ReplayRecord, Revision, Slot
+from atoms.models.storage import DependencyKind, OriginKind, ReviewStatus, RevisionState, Schema, SlotMode
 from atoms.principal import Binding, Principal, resolve_binding
 from atoms.services.barrier import check_barrier
 from atoms.services.feed import feed_added
@@ -42,12 +43,12 @@ def _audit_actor(principal: Principal) -> Actor:
 
 def _review_status(plan: ChangePlan, binding: Binding) -> str:
     if plan.text is not None and threats.first_finding(plan.text) is not None:
-        return "quarantined"
-    return "unreviewed" if binding.principal.actor_type == "agent" else "approved"
+        return ReviewStatus.QUARANTINED
+    return ReviewStatus.UNREVIEWED if binding.principal.actor_type == "agent" else ReviewStatus.APPROVED
 
 
 def _origin_kind(binding: Binding) -> str:
-    return binding.actor.get("generatedOrigin", "derived") if binding.principal.actor_type == "agent" else "source"
+    return binding.actor.get("generatedOrigin", OriginKind.DERIVED) if binding.principal.actor_type == "agent" else OriginKind.SOURCE
 
 
 def _outcome(binding: Binding, operation_id: str, order: list[str], revisions: dict[str, Revision],
@@ -91,7 +92,7 @@ def _check_commit(plan: WritePlan, heads: dict[str, str | None], policies: dict[
         if change.input is not None:
             continue
         for origin in change.origins:
-            if origin.source.schema != "source":
+            if origin.source.schema != Schema.SOURCE:
                 raise AtomError("INVALID_SOURCE_SPAN", "Only source atoms can be cited.", {"changeId": change.change_id})
 
 
@@ -149,7 +150,7 @@ def _commit(plan: WritePlan, scope: str, tokens: dict[str, Any]) -> dict[str, An
         for change in plan.changes:
             revisions[change.change_id] = _store_change(change, binding, atoms, seq, operation_id, recorded_at)
         # The lexical index changes with the heads, in this transaction (docs/atoms.md "Lexical index").
-        lexicon_remove(c.target for c in plan.changes if c.target is not None and c.target.state == "active")
+        lexicon_remove(c.target for c in plan.changes if c.target is not None and c.target.state == RevisionState.ACTIVE)
         lexicon_add(revisions.values())
         # So are the index counters (docs/atoms.md "Index counters").
         feed_added(tenant, revisions.values())
@@ -196,7 +197,7 @@ def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], 
     if change.op == "retire":
         assert previous is not None
         revision = Revision.objects.create(
-            **fields, schema=previous.schema, state="retired", body=previous.body, body_bytes=previous.body_bytes,
+            **fields, schema=previous.schema, state=RevisionState.RETIRED, body=previous.body, body_bytes=previous.body_bytes,
             valid_time=previous.valid_time, review_status=previous.review_status)
         Slot.objects.bulk_create([Slot(revision=revision, tenant=tenant, position=s.position, role=s.role, mode=s.mode,
                                        target_atom_id=s.target_atom_id, target_revision_id=s.target_revision_id,
@@ -209,9 +210,9 @@ def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], 
     else:
         assert change.text is not None
         revision = Revision.objects.create(
-            **fields, schema="source" if origin_kind == "source" else "atom", state="active", body=change.text,
+            **fields, schema=Schema.SOURCE if origin_kind == OriginKind.SOURCE else Schema.ATOM, state=RevisionState.ACTIVE, body=change.text,
             body_bytes=len(change.text.encode()), review_status=_review_status(change, binding))
-        Slot.objects.bulk_create([Slot(revision=revision, tenant=tenant, position=i, role=s.role, mode="refer",
+        Slot.objects.bulk_create([Slot(revision=revision, tenant=tenant, position=i, role=s.role, mode=SlotMode.REFER,
                                        target_atom_id=s.target_atom_id, target_revision_id=s.target_revision_id,
                                        required=s.required, order_key=s.order_key)
                                   for i, s in enumerate(change.slots)])
@@ -220,7 +221,7 @@ def _store_change(change: ChangePlan, binding: Binding, atoms: dict[str, Atom], 
                                            quote_digest=o.quote_digest)
                                     for i, o in enumerate(change.origins)])
         EraseDependency.objects.bulk_create(
-            [EraseDependency(tenant=tenant, dependent_atom_id=atom.id, dependency_atom_id=o.source.atom_id, kind="origin")
+            [EraseDependency(tenant=tenant, dependent_atom_id=atom.id, dependency_atom_id=o.source.atom_id, kind=DependencyKind.ORIGIN)
              for o in change.origins], ignore_conflicts=True)
     atom.head = revision
     atom.save(update_fields=["head"])
