@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.api.schemas_recall import AtomsRead
+from atoms.api.schemas_results import AtomsReceipt, AtomsScoredView, AtomsSourceView, AtomsUsage
 from atoms.core.render import FORMAT_VERSION
 from atoms.errors import invalid
 from atoms.principal import Principal, resolve_binding
@@ -47,17 +48,18 @@ def read_json(result: ReadResult) -> dict[str, Any]:
     return body
 
 RecallResult = inline_serializer("AtomsRecallResult", {
-    "items": serializers.ListField(child=serializers.DictField()),
-    "text": serializers.CharField(),
-    "formatVersion": serializers.IntegerField(),
-    "refs": serializers.ListField(child=serializers.CharField()),
-    "sources": serializers.ListField(child=serializers.DictField()),
-    "tokenCount": serializers.IntegerField(),
-    "stale": serializers.ListField(child=serializers.CharField()),
-    "receipt": serializers.DictField(),
-    "cursor": serializers.CharField(required=False),
-    "usage": serializers.DictField(child=serializers.IntegerField()),
-    "diagnostics": serializers.DictField(),
+    "items": AtomsScoredView(many=True, help_text="The selected atoms with scores, in render order."),
+    "text": serializers.CharField(help_text="The canonical format-2 render to put in a prompt."),
+    "formatVersion": serializers.IntegerField(help_text="2."),
+    "refs": serializers.ListField(child=serializers.CharField(), help_text="The refs of `items`."),
+    "sources": AtomsSourceView(many=True, help_text="The sources the render quotes."),
+    "tokenCount": serializers.IntegerField(help_text="UTF-8 bytes of `text`."),
+    "stale": serializers.ListField(child=serializers.CharField(),
+                                   help_text="Refs of derived atoms whose sources changed since."),
+    "receipt": AtomsReceipt(),
+    "cursor": serializers.CharField(required=False, help_text="Present when more ranked atoms are left."),
+    "usage": AtomsUsage(),
+    "diagnostics": serializers.DictField(help_text="How the answer was computed (docs/atoms.md \"Recall\")."),
 })
 
 
