@@ -1,4 +1,5 @@
-"""Atom read and search latency as one tenant's corpus grows (design.md, non-functional targets).
+"""Atom read and search latency as one tenant's corpus grows, against the design's latency targets
+(docs/benchmarks.md "Atoms at scale").
 
     .venv/bin/python bench/atoms_scale.py [--quick] [--sizes 1000,10000,100000] [--postgres]
         [--semantic [--semantic-sizes 10000,100000] [--minilm-max 10000] [--torch-threads 1]]

@@ -150,7 +150,7 @@ def test_adaptive_use_satisfies_the_model_protocol() -> None:
 # --- The contract's checks ------------------------------------------------------------------
 
 class CountingModel:
-    """Acceptance case 28's test model: update previous+1 from 1, value state."""
+    """The counting test model: update previous+1 from 1, value state."""
 
     id = "test-counting-v1"
 
