@@ -38,8 +38,8 @@ from tenants.kv.store import (
 from tenants.models import Agent, KvEntry, KvRun, Role
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
-from tenants.ui_request import TenantRequest, actor_of, can_act
-from tenants.views_kv_common import agent_or_404, int_or_none, key_param, pretty
+from tenants.ui_request import TenantRequest, actor_of, can_act, int_or_none
+from tenants.views_kv_common import agent_or_404, key_param, pretty
 from tenants.views_kv_runs import kv_run  # noqa: F401 - tenants/urls.py routes the run page through this module
 
 KEYS_PER_PAGE = 50

@@ -112,30 +112,32 @@ def pending_approve_view(request: TenantRequest, pending_id: str) -> HttpRespons
     item = _pending_item(request, pending_id)
     volume = volume_for(request.tenant)
     edit, drafts = _edit_of(request, row_of(item, volume))
-    outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
-    if outcome.error is None:
-        notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
-        return _render_pending(request, notice=notice, event=PENDING_CHANGED)
-    if outcome.error.code == "NOT_PENDING":
-        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
-                               event=PENDING_CHANGED)
-    item.refresh_from_db()  # pending_approve recorded last_error
-    kept = drafts if edit else None
-    failed = row_of(item, volume, drafts=kept)
-    # The row's size is the staged text's: after a refused edit the refusal gives no numbers.
-    size = SizeAfter(failed.size.file_name, None, failed.size.limit) if edit and failed.size else failed.size
-    failed.error = refusal_text(outcome.error.code, outcome.error.message, size)
-    return _render_pending(request, focus=failed)
+    try:
+        pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
+    except MemoryRuleError as exc:
+        if exc.code == "NOT_PENDING":
+            return _render_pending(request, notice=f"#{item.public_id}: {exc.message}", notice_is_error=True,
+                                   event=PENDING_CHANGED)
+        item.refresh_from_db()  # pending_approve recorded last_error
+        kept = drafts if edit else None
+        failed = row_of(item, volume, drafts=kept)
+        # The row's size is the staged text's: after a refused edit the refusal gives no numbers.
+        size = SizeAfter(failed.size.file_name, None, failed.size.limit) if edit and failed.size else failed.size
+        failed.error = refusal_text(exc.code, exc.message, size)
+        return _render_pending(request, focus=failed)
+    notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
+    return _render_pending(request, notice=notice, event=PENDING_CHANGED)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def pending_reject_view(request: TenantRequest, pending_id: str) -> HttpResponse:
     item = _pending_item(request, pending_id)
-    outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request),
-                             reason=request.POST.get("reason", "").strip())
-    if outcome.error is not None:
-        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
+    try:
+        pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request),
+                       reason=request.POST.get("reason", "").strip())
+    except MemoryRuleError as exc:
+        return _render_pending(request, notice=f"#{item.public_id}: {exc.message}", notice_is_error=True,
                                event=PENDING_CHANGED)
     return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", event=PENDING_CHANGED)
 
@@ -191,15 +193,15 @@ def pending_bulk_view(request: TenantRequest) -> HttpResponse:
     done: list[str] = []
     refused: list[tuple[PendingWrite, MemoryRuleError]] = []
     for item in items:
-        if decision == "approve":
-            outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer)
+        try:
+            if decision == "approve":
+                pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer)
+            else:
+                pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer, reason=reason)
+        except MemoryRuleError as exc:
+            refused.append((item, exc))
         else:
-            outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer,
-                                     reason=reason)
-        if outcome.error is None:
             done.append(item.public_id)
-        else:
-            refused.append((item, outcome.error))
     # Sizes against the store as the selection left it, as the cards below show them.
     volume = volume_for(request.tenant)
     failures = [f"#{item.public_id}: {refusal_text(error.code, error.message, size_after(item, volume))}"

@@ -20,6 +20,7 @@ from rest_framework import serializers
 
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
+from tenants.memory.rules import MemoryRuleError
 from tenants.memory.secrets import SecretRejected, secrets_add, secrets_clear
 from tenants.memory.service import memory_write, volume_for
 from tenants.models import Approval, MemoryVolume, Origin, Role, ThreatFinding
@@ -55,25 +56,25 @@ def finding_remove(request: TenantRequest, finding_id: str) -> HttpResponse:
     tenant = request.tenant
     finding = get_object_or_404(ThreatFinding, volume__tenant=tenant, public_id=finding_id,
                                 resolved_at__isnull=True)
-    with transaction.atomic():
-        # Locked first so the check that this exact entry is still stored and the removal see
-        # one state: old_text is a substring test, and a finding whose entry is gone must not
-        # delete some other entry that merely contains its text.
-        volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
-        if finding.entry not in volume.entries(finding.target):
-            outcome = None
-        else:
-            write = rules.parse_request({"action": "remove", "old_text": finding.entry}, finding.target)
-            outcome = memory_write(tenant=tenant, request=write, origin=Origin.HUMAN, actor=actor_of(request))
-    if outcome is None:
-        context = _findings_context(request, notice="That entry is no longer stored; nothing was removed.",
-                                    notice_is_error=True)
-        return render_page(request, "memory/findings.html", context, partial="findings-panel")
-    if outcome.error is not None:
-        message = outcome.error.message
-        if outcome.error.code == "AMBIGUOUS_MATCH":
+    try:
+        with transaction.atomic():
+            # Locked first so the check that this exact entry is still stored and the removal see
+            # one state: old_text is a substring test, and a finding whose entry is gone must not
+            # delete some other entry that merely contains its text.
+            volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
+            stored = finding.entry in volume.entries(finding.target)
+            if stored:
+                write = rules.parse_request({"action": "remove", "old_text": finding.entry}, finding.target)
+                memory_write(tenant=tenant, request=write, origin=Origin.HUMAN, actor=actor_of(request))
+    except MemoryRuleError as exc:
+        message = exc.message
+        if exc.code == "AMBIGUOUS_MATCH":
             message = "The flagged text also occurs inside another entry; remove it on the Memory page instead."
         context = _findings_context(request, notice=message, notice_is_error=True)
+        return render_page(request, "memory/findings.html", context, partial="findings-panel")
+    if not stored:
+        context = _findings_context(request, notice="That entry is no longer stored; nothing was removed.",
+                                    notice_is_error=True)
         return render_page(request, "memory/findings.html", context, partial="findings-panel")
     context = _findings_context(request, notice=f"Removed the flagged {FILE_NAMES[finding.target]} entry.")
     return render_page(request, "memory/findings.html", context, partial="findings-panel")
