@@ -20,9 +20,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
+from atoms.api.purge import purge_json
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom
-from atoms.services.purge import atoms_purge
+from atoms.services.purge import PurgeCommand, atoms_purge
 from atoms.services.purge_slices import run_state
 from atoms.services.purge_steps import Checkpoint
 from atoms.tasks import purge_run
@@ -69,15 +70,17 @@ def _affected_rows(tenant: Tenant, atom_ids: list[str], requested: str) -> list[
 def _dry_run(request: TenantRequest, atom_id: str) -> dict[str, Any]:
     """The preview context. An atom this tenant does not have is a 404."""
     try:
-        result = atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"dryRun": True}})
+        result = atoms_purge(PurgeCommand(caller=person_of(request), atom_id=atom_id, dry_run=True))
     except AtomError as exc:
         if exc.code == "INVALID_REF":
             raise Http404("No such atom.") from exc
         return {"atom_id": atom_id, "error": {"code": exc.code, "message": exc.message}}
-    affected = result["affectedAtomIds"]
-    return {"atom_id": atom_id, "preview": result, "affected_digest": digest_of(affected),
+    affected = result.affected_atom_ids
+    # The page shows the dry run as the API answers it (the template reads the same keys).
+    preview = purge_json(result)
+    return {"atom_id": atom_id, "preview": preview, "affected_digest": digest_of(affected),
             "rows": _affected_rows(request.tenant, affected, atom_id),
-            "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(result)}
+            "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(preview)}
 
 
 def _render_preview(request: TenantRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -108,7 +111,7 @@ def purge_page(request: TenantRequest, atom_id: str) -> HttpResponse:
         return _render_preview(request, {**context, "changed": True})
     try:
         # maxWork 0 raises the barrier and does no erasing; the task does the rest.
-        atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"maxWork": 0}})
+        atoms_purge(PurgeCommand(caller=person_of(request), atom_id=atom_id, max_work=0))
     except AtomError as exc:
         return _render_preview(request, {**context, "error": {"code": exc.code, "message": exc.message}})
     enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())

@@ -99,9 +99,9 @@ def agent_write(tenant: Tenant, text: str, *, watching: str | None = None) -> st
 
 
 def purge(tenant: Tenant, atom_id: str) -> None:
-    from atoms.services.purge import atoms_purge  # only the tests that purge load the purge machinery
+    from atoms.api.purge import answer_purge  # only the tests that purge load the purge machinery
 
-    result = atoms_purge(caller=Principal.for_key(key_of(tenant, "admin")), body={"atomId": atom_id})
+    result = answer_purge(Principal.for_key(key_of(tenant, "admin")), {"atomId": atom_id})
     assert result["complete"], result
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from atoms.api.purge import answer_purge
 from atoms.api.read import answer_read
 from atoms.models import Receipt, UseMarker, UseState
 from atoms.principal import Principal
-from atoms.services.purge import atoms_purge
 from tests.atoms.ui.tools_helpers import HX, write
 
 URL = "/t/acme/atoms/playground/"
@@ -111,7 +111,7 @@ def test_out_of_range_budgets_are_refused_per_field(client, acme, carol):
 def test_an_engine_error_is_shown_with_its_code(client, acme, alice):
     atom_id, _ = write(acme, COFFEE)
     # A pending purge closes read (docs/atoms.md "Decisions", Purge): the engine says ACCESS_DENIED.
-    atoms_purge(caller=Principal.for_person(acme, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(acme, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
     client.force_login(alice)
     response = run(client, query="coffee")
     assert response.status_code == 200

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from atoms.api.purge import answer_purge
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom, Revision
 from atoms.principal import Principal
-from atoms.services.purge import atoms_purge
 from memoryhub.digests import digest_of
 from memoryhub.models import AuditEvent
 from tests.atoms.ui.tools_helpers import HX, cited_pair, write
@@ -23,7 +23,7 @@ def confirm(client, atom_ids: list[str], atom_id: str, hx: bool = False, **extra
 
 def raise_barrier(tenant, atom_id: str) -> None:  # type: ignore[no-untyped-def]
     """What the confirmed request does before the task runs: the barrier, no erasing."""
-    atoms_purge(caller=Principal.for_person(tenant, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(tenant, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
 
 
 @pytest.fixture
