@@ -16,7 +16,7 @@ class AtomsLinkView(serializers.Serializer):
     role = serializers.CharField(help_text="The link's role (`follows`, `requires`, ...).")
     at = serializers.ChoiceField(choices=["logical", "observed"],
                                  help_text="logical: the target's head; observed: the revision linked to.")
-    required = serializers.BooleanField(help_text="A required link's target is always shown with its atom.")
+    required = serializers.BooleanField(help_text="A required link's target is always shown with its atom.")  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
     orderKey = serializers.CharField(help_text="The link's position among the atom's links.")
     ref = serializers.RegexField(REF_PATTERN, required=False, help_text="The target, when the caller may read it.")
     unavailable = serializers.BooleanField(required=False,

@@ -207,7 +207,7 @@ def test_without_propagation_scores_are_proportional_to_the_seed_vector() -> Non
         assert score == pytest.approx(float(exact / total), abs=EXACT_TOLERANCE)
 
 
-def test_acceptance_28_ten_uses_with_max_boost_2_give_ratio_1_plus_20_over_11() -> None:
+def test_ten_uses_with_max_boost_2_give_ratio_1_plus_20_over_11() -> None:
     class CountingModel:
         """The counting model: update counts from 1, value is the state."""
 

@@ -28,7 +28,7 @@ T0 = 1_767_225_600_000  # B's accepted use in the worked example
 
 # --- AdaptiveUse ------------------------------------------------------------------------------
 
-def test_row_1_the_default_id_spells_out_both_options_in_canonical_order() -> None:
+def test_the_default_id_spells_out_both_options_in_canonical_order() -> None:
     expected = 'adaptive-use-v1:{"initialHalfLifeMs":604800000,"maxHalfLifeMs":31536000000}'
     assert AdaptiveUse().id == expected
     assert AdaptiveUse({}).id == expected
@@ -76,13 +76,13 @@ def test_rows_8_to_10_spaced_uses_retain_more_than_a_burst() -> None:
     assert model.value(burst, 30 * DAY) < spaced
 
 
-def test_row_11_mass_is_capped_at_a_million() -> None:
+def test_mass_is_capped_at_a_million() -> None:
     state = AdaptiveUse().update({"halfLifeMs": 604_800_000, "mass": 1_000_000, "updatedAt": 0}, 0)
     assert isinstance(state, dict)
     assert state["mass"] == 1_000_000
 
 
-def test_row_12_the_half_life_stops_at_the_maximum() -> None:
+def test_the_half_life_stops_at_the_maximum() -> None:
     model = AdaptiveUse({"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500})
     states = [model.update(None, 0)]
     for t in (1000, 2500):
@@ -91,7 +91,7 @@ def test_row_12_the_half_life_stops_at_the_maximum() -> None:
     assert [s["mass"] for s in states] == [1, 1.5, 1.75]  # type: ignore[index]
 
 
-def test_row_13_a_stored_half_life_above_the_maximum_is_kept() -> None:
+def test_a_stored_half_life_above_the_maximum_is_kept() -> None:
     model = AdaptiveUse({"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500})
     assert model.update({"halfLifeMs": 2000, "mass": 1, "updatedAt": 0}, 0) == {
         "halfLifeMs": 2000, "mass": 2, "updatedAt": 0,
@@ -109,7 +109,7 @@ def test_row_13_a_stored_half_life_above_the_maximum_is_kept() -> None:
     {"maxHalfLifeMs": "1000"},
     ["initialHalfLifeMs"],
 ])
-def test_row_14_bad_options_are_invalid_input(options: Any) -> None:
+def test_bad_options_are_invalid_input(options: Any) -> None:
     with pytest.raises(ModelError) as caught:
         AdaptiveUse(options)
     assert caught.value.code == "INVALID_INPUT"

@@ -18,7 +18,7 @@ def volume(acme: Tenant) -> MemoryVolume:
     return approval_off(acme)
 
 
-def test_acceptance_52_the_file_holds_the_joined_entries_without_a_trailing_newline(acme, volume, root):
+def test_the_file_holds_the_joined_entries_without_a_trailing_newline(acme, volume, root):
     add(acme, "Project uses Bun and Nx")
     add(acme, "Section § 5 applies\nline two")
     assert files_sync(volume.pk) == {"memory": "written", "user": "written"}

@@ -177,7 +177,7 @@ def test_a_refused_edit_keeps_the_editor_open_with_the_error(bob, client, acme, 
     assert entries_of(acme) == ["original"]
 
 
-def test_row_33_an_edit_posted_with_an_outdated_version_shows_a_conflict_and_changes_nothing(bob, client, acme):
+def test_an_edit_posted_with_an_outdated_version_shows_a_conflict_and_changes_nothing(bob, client, acme):
     seed(acme, "memory", ["User prefers dark mode"])
     client.force_login(bob)
     editor = client.get(f"{EDIT}?index=0&version=1", headers=HX)
