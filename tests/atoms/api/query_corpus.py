@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.observe import answer_observe
 from atoms.core.canonical import sha256_hex
 from atoms.models import Ref, Revision
 from atoms.principal import Principal
-from atoms.services.observe import atoms_observe
 from atoms.services.refs import issue_refs
 from atoms.services.write import atoms_write
 from tenants.models import ApiKey
@@ -69,7 +69,7 @@ def _ingest_changes(g: int, first: int) -> list[dict[str, Any]]:
 
 
 def build(ingest: ApiKey, agent: ApiKey, host: ApiKey, groups: int) -> None:
-    """Write `groups` groups (PER_GROUP atoms each) through atoms_write and atoms_observe."""
+    """Write `groups` groups (PER_GROUP atoms each) through atoms_write and answer_observe."""
     ingest_caller, agent_caller, host_caller = (Principal.for_key(k) for k in (ingest, agent, host))
     for first in range(0, groups, GROUPS_PER_BATCH):
         batch = range(first, min(groups, first + GROUPS_PER_BATCH))
@@ -83,7 +83,7 @@ def build(ingest: ApiKey, agent: ApiKey, host: ApiKey, groups: int) -> None:
         own = issue_refs(agent_caller, revisions.values())
         by_ref = {ref: own[revision_id] for ref, revision_id in
                   Ref.objects.filter(id__in=wanted).values_list("id", "revision_id")}
-        token = atoms_observe(caller=host_caller, body={
+        token = answer_observe(host_caller, {
             "binding": {"key": agent.public_id, "generatedOrigin": "extraction"},
             "input": {"payloadDigest": PAYLOAD, "sources": [{"ref": by_ref[refs[f"s{g}"]]} for g in batch]}})["input"]
         extractions = []
