@@ -178,8 +178,8 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     from django.db import connection, connections
 
     from atoms.api.read import answer_read
+    from atoms.api.search import answer_search
     from atoms.principal import Principal
-    from atoms.services.search import atoms_search
     from memoryhub.actors import Actor
     from tenants.models import Tenant
     from tenants.services.keys import apikey_create
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
                    "links": sum(len(corpus.links(i)) for i in range(reached)),
                    "read": measure("read", lambda q: answer_read(
                        caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
-                   "search": measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries,
+                   "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries,
                                      args.measure_limit)}
             if args.semantic and reached == size and size in args.semantic_sizes:
                 row["hybrid"] = atoms_semantic.hybrid(caller, size, args.minilm_max, queries, measure,

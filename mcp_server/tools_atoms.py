@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from atoms.api.base import BODY_LIMIT, WRITE_BODY_LIMIT
+from atoms.api.inspect import answer_inspect
 from atoms.api.read import answer_read
+from atoms.api.search import answer_search
 from atoms.errors import denied, invalid
 from atoms.principal import Principal
-from atoms.services.inspect import atoms_inspect
-from atoms.services.search import atoms_search
 from atoms.services.write import atoms_write
 from mcp_server.registry import ATOMS_FAMILY, Call, ToolResult, ToolSpec
 from tenants.models import ApiKey
@@ -66,12 +66,12 @@ def _read(call: Call) -> ToolResult:
 
 def _search(call: Call) -> ToolResult:
     body = _split(call.arguments, ("query",), ("limit", "depth", "cursor"))
-    return _result(atoms_search(caller=Principal.for_key(call.key), body=body))
+    return _result(answer_search(Principal.for_key(call.key), body))
 
 
 def _inspect(call: Call) -> ToolResult:
     body = _split(call.arguments, ("ref",), ("version", "direction", "roles", "limit", "cursor", "range"))
-    return _result(atoms_inspect(caller=Principal.for_key(call.key), body=body))
+    return _result(answer_inspect(Principal.for_key(call.key), body))
 
 
 def _write(call: Call) -> ToolResult:

@@ -37,10 +37,10 @@ from typing import Any
 import pytest
 
 from atoms.api.read import answer_read
+from atoms.api.search import answer_search
 from atoms.models import Ref, Revision
 from atoms.principal import Principal
 from atoms.services.refs import issue_ref
-from atoms.services.search import atoms_search
 from tests.atoms.api import query_corpus
 from tests.atoms.api.helpers import AtomsClient
 
@@ -76,6 +76,6 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
     assert json.loads(read["text"])["evidence"] and read["sources"]  # overlapping quotes, citations
     assert any(item["provenance"]["origin"] == "extraction" for item in read["items"])  # staleness judged
     with django_assert_max_num_queries(SEARCH_BOUND):
-        search = atoms_search(caller=caller, body={"query": f"needle root {word}"})
+        search = answer_search(caller, {"query": f"needle root {word}"})
     assert search["items"][0]["text"] == f"needle root {word}" and "cursor" in search
     assert any("ref" in link for item in search["items"] for link in item["links"])  # link targets' refs

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from atoms.api.search import answer_search
 from atoms.embedding import forget_providers, load_provider
 from atoms.principal import Principal
 from atoms.services.indexing import index_drain
-from atoms.services.search import atoms_search
 from atoms.services.write import atoms_write
 from atoms.vector_index import forget_opened, refresh
 from bench.locomo_ingest import evidence_of, turns_of
@@ -85,7 +85,7 @@ def recall_at_10(caller: Principal, dia_of: dict[str, str], sample: dict[str, An
         wanted = evidence_of(qa, known) if qa.get("category") in CATEGORIES else []
         if not wanted:
             continue
-        result = atoms_search(caller=caller, body={"query": qa["question"], "options": {"limit": 10}})
+        result = answer_search(caller, {"query": qa["question"], "options": {"limit": 10}})
         assert result["diagnostics"]["index"] == "ready"
         top = {dia_of[item["ref"]] for item in result["items"]}
         total += len(top & set(wanted)) / len(wanted)

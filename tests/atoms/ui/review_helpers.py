@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.inspect import answer_inspect
 from atoms.api.observe import answer_observe
 from atoms.core.canonical import sha256_hex
 from atoms.models import Atom, Ref, Revision
 from atoms.principal import Principal
-from atoms.services.inspect import atoms_inspect
 from atoms.services.refs import issue_ref
 from atoms.services.write import atoms_write
 from tenants.models import ApiKey, Tenant
@@ -89,7 +89,7 @@ def agent_write(tenant: Tenant, text: str, *, watching: str | None = None) -> st
     presentations = []
     if watching is not None:
         ref = issue_ref(Principal.for_key(agent), head_of(watching))
-        receipt = atoms_inspect(caller=Principal.for_key(agent), body={"ref": ref, "options": {"limit": 0}})["receipt"]
+        receipt = answer_inspect(Principal.for_key(agent), {"ref": ref, "options": {"limit": 0}})["receipt"]
         presentations.append({"receipt": receipt["id"]})
     token = answer_observe(host, {"binding": {"key": agent.public_id}, "input": {
         "payloadDigest": sha256_hex("payload"), "presentations": presentations}})["input"]
