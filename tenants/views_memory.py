@@ -19,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from tenants.forms import LenientForm, OptionalInteger, PostedText, ReasonForm
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
 from tenants.memory.rules import MemoryRuleError
@@ -134,6 +135,29 @@ def memory_page(request: TenantRequest) -> HttpResponse:
     return TemplateResponse(request, "memory/memory.html", _page_context(request))
 
 
+class EntryForm(LenientForm):
+    """An entry's editor (GET opens it from the query, POST saves it): the entry's index and
+    the store version the page showed; a missing or garbled number is as if not sent."""
+
+    index = OptionalInteger()
+    version = OptionalInteger()
+    content = PostedText()
+
+
+class EntryRemoveForm(LenientForm):
+    index = OptionalInteger()
+    version = OptionalInteger()
+
+
+class EntryAddForm(LenientForm):
+    version = OptionalInteger()
+    content = PostedText()
+
+
+class RestoreForm(ReasonForm):
+    version = OptionalInteger(min_value=0)  # 0 restores the empty store; below it is no version
+
+
 class StaleVersion(Exception):
     """The store moved on since the page was rendered: the edit is refused, not applied over a change the
     person has not seen."""
@@ -180,8 +204,8 @@ def _stale_panel(request: TenantRequest, target: str, *, what: str, **state: Any
 @require_http_methods(["GET", "POST"])
 def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
     """GET: open the inline editor for entry ?index= of ?version=. POST: replace that entry."""
-    params = request.GET if request.method == "GET" else request.POST
-    index, version = int_or_none(params.get("index")), int_or_none(params.get("version"))
+    values = EntryForm.read(request.GET if request.method == "GET" else request.POST)
+    index, version = values["index"], values["version"]
     volume = volume_for(request.tenant)
     if request.method == "GET":
         if version != volume.version(target) or index is None or not 0 <= index < len(volume.entries(target)):
@@ -189,7 +213,7 @@ def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
         panel = store_panel(volume, target, editing=index, draft=volume.entries(target)[index])
         return _render_store(request, panel)
 
-    draft = request.POST.get("content", "")
+    draft = values["content"]
     if version is None:
         return _render_store(request, store_panel(volume, target, notice=LOST_VERSION, notice_is_error=True))
     try:
@@ -213,7 +237,8 @@ def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
 @tenant_view(Role.REVIEWER)
 @require_POST
 def memory_entry_remove(request: TenantRequest, target: str) -> HttpResponse:
-    index, version = int_or_none(request.POST.get("index")), int_or_none(request.POST.get("version"))
+    values = EntryRemoveForm.read(request.POST)
+    index, version = values["index"], values["version"]
     if version is None:
         panel = store_panel(volume_for(request.tenant), target, notice=LOST_VERSION, notice_is_error=True)
         return _render_store(request, panel)
@@ -233,8 +258,8 @@ def memory_entry_remove(request: TenantRequest, target: str) -> HttpResponse:
 @tenant_view(Role.REVIEWER)
 @require_POST
 def memory_entry_add(request: TenantRequest, target: str) -> HttpResponse:
-    draft = request.POST.get("content", "")
-    version = int_or_none(request.POST.get("version"))
+    values = EntryAddForm.read(request.POST)
+    draft, version = values["content"], values["version"]
     if version is None:
         panel = store_panel(volume_for(request.tenant), target, add_draft=draft, add_error=LOST_VERSION)
         return _render_store(request, panel)
@@ -320,14 +345,15 @@ def memory_history(request: TenantRequest, target: str) -> HttpResponse:
 @require_POST
 def memory_restore(request: TenantRequest, target: str) -> HttpResponse:
     """Restore the entries after version N (0 = empty) as a new human version."""
-    version = int_or_none(request.POST.get("version"))
-    if version is None or version < 0:
+    values = RestoreForm.read(request.POST)
+    version = values["version"]
+    if version is None:
         context = _history_context(request, target, notice="No version given; nothing was restored.",
                                    notice_is_error=True)
         return render_page(request, "memory/history.html", context, partial="history-panel")
     try:
         outcome = memory_undo(tenant=request.tenant, target=target, version=version, actor=actor_of(request),
-                              reason=request.POST.get("reason", "").strip())
+                              reason=values["reason"])
     except MemoryRuleError as exc:
         context = _history_context(request, target, notice=f"Version {version} was not restored: {exc.message}",
                                    notice_is_error=True)

@@ -100,6 +100,16 @@ def test_a_refused_restore_is_explained_inline(bob, client, acme):
     assert entries_of(acme) == ["clean"]
 
 
+def test_a_restore_without_a_usable_version_restores_nothing(bob, client, acme):
+    seed(acme, "memory", ["A"])
+    seed(acme, "memory", ["B"])
+    client.force_login(bob)
+    for posted in [{}, {"version": ""}, {"version": "one"}, {"version": "1.0"}]:
+        response = client.post(RESTORE, {**posted, "reason": "tampered"}, headers=HX)
+        assert response.status_code == 200 and b"No version given; nothing was restored." in response.content
+    assert entries_of(acme) == ["B"]
+
+
 def test_viewers_read_the_history_but_get_403_on_restore(carol, client, acme):
     seed(acme, "memory", ["v1"])
     seed(acme, "memory", ["v2"])

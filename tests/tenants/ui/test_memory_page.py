@@ -241,6 +241,18 @@ def test_a_remove_with_an_index_past_the_end_is_a_conflict(bob, client, acme):
     assert entries_of(acme) == ["A"]
 
 
+@pytest.mark.parametrize("index", [None, "", "first", "1.0"])
+def test_an_edit_or_remove_without_a_usable_index_is_a_conflict(bob, client, acme, index):
+    seed(acme, "memory", ["A"])
+    client.force_login(bob)
+    extra = {} if index is None else {"index": index}
+    edited = client.post(EDIT, {"version": "1", "content": "B", **extra}, headers=HX)
+    assert edited.status_code == 200 and b"Your edit was not saved." in edited.content
+    removed = client.post(REMOVE, {"version": "1", **extra}, headers=HX)
+    assert removed.status_code == 200 and b"Nothing was deleted." in removed.content
+    assert entries_of(acme) == ["A"]
+
+
 def test_an_entry_contained_in_another_is_edited_alone(bob, client, acme):
     # The UI aims at the whole entry, so "tabs" is not confused with "likes tabs".
     seed(acme, "user", ["likes tabs", "tabs"])
