@@ -1,7 +1,7 @@
 """Purge pages (docs/atoms.md "In the web UI: read playground and purge" and "Review UI"; admins only): a dry-run preview, a confirmed start, and a
 progress view that ends with the erasure receipt.
 
-The preview is `atoms_purge` with `dryRun`, which changes nothing. Confirming re-runs the
+The preview is `atoms_purge` with a dry-run `PurgeCommand`, which changes nothing. Confirming re-runs the
 dry run and refuses if the affected set changed since the preview was shown (the form
 carries its digest), then raises the purge barrier with a `maxWork: 0` call (so the tenant's
 Atom API closes before the response) and queues `atoms.purge_run` on commit, which does the
