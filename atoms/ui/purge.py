@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from django import forms
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -31,6 +32,7 @@ from atoms.ui.common import person_of
 from atoms.ui.playground import pretty
 from memoryhub.digests import digest_of
 from memoryhub.enqueue import enqueue_on_commit
+from tenants.forms import PostedText, first_error
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
@@ -83,6 +85,14 @@ def _dry_run(request: TenantRequest, atom_id: str) -> dict[str, Any]:
             "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(preview)}
 
 
+class PurgeConfirmForm(forms.Form):
+    """The confirmation: the box ticked, and the digest of the affected set the preview showed
+    (compared with a fresh dry run by the view)."""
+
+    confirm = forms.BooleanField(error_messages={"required": "Tick the box to confirm the erasure."})
+    affected = PostedText()
+
+
 def _render_preview(request: TenantRequest, context: dict[str, Any]) -> TemplateResponse:
     return render_page(request, "atoms/purge.html", context, partial="purge-panel")
 
@@ -105,9 +115,10 @@ def purge_page(request: TenantRequest, atom_id: str) -> HttpResponse:
     context = _dry_run(request, atom_id)
     if request.method == "GET" or "preview" not in context:
         return _render_preview(request, context)
-    if request.POST.get("confirm") != "on":
-        return _render_preview(request, {**context, "confirm_error": "Tick the box to confirm the erasure."})
-    if request.POST.get("affected") != context["affected_digest"]:
+    form = PurgeConfirmForm(request.POST)
+    if not form.is_valid():
+        return _render_preview(request, {**context, "confirm_error": first_error(form)})
+    if form.cleaned_data["affected"] != context["affected_digest"]:
         return _render_preview(request, {**context, "changed": True})
     try:
         # maxWork 0 raises the barrier and does no erasing; the task does the rest.

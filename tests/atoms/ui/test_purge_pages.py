@@ -84,6 +84,18 @@ def test_confirming_needs_the_box_ticked(client, acme, alice, pair):
     assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
 
 
+@pytest.mark.parametrize("ticked", [{}, {"confirm": ""}, {"confirm": "false"}])
+def test_an_unticked_box_is_named_before_a_stale_or_missing_digest(client, acme, alice, pair, ticked):
+    source, _ = pair
+    client.force_login(alice)
+    response = client.post(purge_url(source), ticked, headers=HX)
+    assert b"Tick the box to confirm the erasure." in response.content
+    assert b'data-testid="purge-changed"' not in response.content
+    ticked_only = client.post(purge_url(source), {"confirm": "on"}, headers=HX)  # the preview's digest lost
+    assert b'data-testid="purge-changed"' in ticked_only.content
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+
+
 def test_a_preview_that_went_out_of_date_is_shown_again_instead_of_purging(client, acme, alice, pair):
     source, _ = pair
     client.force_login(alice)
