@@ -65,11 +65,22 @@ def inspect_json(result: InspectResult) -> dict[str, Any]:
     return body
 
 
+class AtomsInspectRoot(AtomsView):
+    text = serializers.CharField(required=False, help_text="The revision's text; left out when `range` is asked for.")
+
+
+class AtomsInspectVia(serializers.Serializer):
+    direction = serializers.CharField(help_text="outgoing: the root links to it; incoming: it links to the root.")
+    role = serializers.CharField(help_text="The link's role.")
+    at = serializers.ChoiceField(choices=["logical", "observed"],
+                                 help_text="logical: the target's head; observed: the revision linked to.")
+    required = serializers.BooleanField(help_text="Whether the link is required.")  # type: ignore[assignment]  # a declared field: DRF's metaclass takes it off the class
+    orderKey = serializers.CharField(help_text="The link's position among the linking atom's links.")
+
+
 class AtomsInspectNeighbour(serializers.Serializer):
     atom = AtomsView(help_text="The neighbouring atom.")
-    via = serializers.ListField(child=serializers.DictField(), help_text=(
-        "Every link between the root and this atom: `direction` (outgoing: the root links to it; incoming: it "
-        "links to the root), `role`, `at`, `required`, `orderKey`."))
+    via = AtomsInspectVia(many=True, help_text="Every link between the root and this atom.")
 
 
 class AtomsInspectRange(serializers.Serializer):
@@ -81,7 +92,7 @@ class AtomsInspectRange(serializers.Serializer):
 
 
 InspectResultSchema = inline_serializer("AtomsInspectResult", {
-    "atom": AtomsView(help_text="The root atom; without `text` when `range` is asked for."),
+    "atom": AtomsInspectRoot(help_text="The root atom, the revision `version` asks for."),
     "neighbors": AtomsInspectNeighbour(many=True, help_text="A page of neighbours, outgoing first."),
     "readEligibility": serializers.ChoiceField(
         choices=["blocked", "unchecked"],
