@@ -16,9 +16,9 @@ from atoms.api.base import BODY_LIMIT, WRITE_BODY_LIMIT
 from atoms.api.inspect import answer_inspect
 from atoms.api.read import answer_read
 from atoms.api.search import answer_search
+from atoms.api.write import answer_write
 from atoms.errors import denied, invalid
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from mcp_server.registry import ATOMS_FAMILY, Call, ToolResult, ToolSpec
 from tenants.models import ApiKey
 
@@ -78,7 +78,7 @@ def _write(call: Call) -> ToolResult:
     principal = Principal.for_key(call.key)
     principal.require_writable()
     body = _split(call.arguments, ("changes", "options"), ())
-    return _result(atoms_write(caller=principal, body=body))
+    return _result(answer_write(principal, body))
 
 
 def _spec(name: str, title: str, description: str, properties: dict[str, Any], required: list[str],

@@ -15,26 +15,22 @@ erases with it; the audit entry holds only digests, like every audit entry.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from atoms.errors import AtomError
 from atoms.models import NoteKind, ReviewNote, ReviewStatus, Revision, RevisionState
 from atoms.principal import Principal
-from atoms.services.refs import issue_refs
 from atoms.services.review import locked_head
-from atoms.services.write import atoms_write
+from atoms.services.write import WriteCommand, atoms_write, writing_binding
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 
 MAX_REASON = 500
 
 
-def retire_body(person: Principal, head: Revision) -> dict[str, Any]:
-    """A one-change retire batch of `head`, as the API would take it."""
-    ref = issue_refs(person, [head])[head.id]
-    return {"binding": {"writePolicy": head.policy}, "changes": [{"id": "retire", "op": "retire", "target": ref}]}
+def retire_command(person: Principal, head: Revision) -> WriteCommand:
+    """A one-change retire of `head`, written as the person to the atom's own policy."""
+    return WriteCommand.retire(writing_binding(person, head.policy), head)
 
 
 def keep_note(revision: Revision, *, kind: NoteKind, reason: str, author: str) -> ReviewNote:
@@ -58,7 +54,7 @@ def atoms_reject(*, person: Principal, atom_id: str, head_id: str, reason: str, 
         operation = ""
         head = shown
         if shown.state == RevisionState.ACTIVE:
-            operation = atoms_write(caller=person, body=retire_body(person, shown))["operationId"]
+            operation = atoms_write(retire_command(person, shown)).operation_id
             head = Revision.objects.get(tenant=tenant, atom_id=atom_id, is_head=True)
         head.review_status = ReviewStatus.REJECTED
         head.save(update_fields=["review_status"])

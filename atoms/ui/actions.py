@@ -2,7 +2,7 @@
 with a reason, reject quarantined text with a reason, and restore an earlier revision's text.
 
 None of them writes by itself. Approve calls `atoms_approve`, reject `atoms_reject`; edit, retire and restore build
-an ordinary write batch and call `atoms_write` as the signed-in person (a human writer:
+a one-change `WriteCommand` and call `atoms_write` as the signed-in person (a human writer:
 origin `source`, contract `source-v2`, approved unless the scanner flags the new text), so
 validation, conflicts, the barrier and the engine's own audit entry are the API's. Each
 action adds one `atoms.ui.*` audit entry naming the person, the revisions and the digests
@@ -24,10 +24,10 @@ from django.views.decorators.http import require_POST
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, NoteKind, Origin, PurgedAtom, ReviewStatus, Revision, RevisionState, Slot
 from atoms.principal import Principal
-from atoms.services.refs import issue_refs
-from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_body
+from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_command
 from atoms.services.review import atoms_approve
-from atoms.services.write import atoms_write
+from atoms.services.write import WriteCommand, atoms_write, writing_binding
+from atoms.services.write_plan import LinkSpec, SourceSpec
 from atoms.ui.common import ATOMS_CHANGED, atom_or_404, barrier_response, error_text, person_of
 from atoms.ui.detail import render_detail
 from atoms.ui.quarantine import render_quarantine
@@ -75,51 +75,45 @@ def _link_targets(revision: Revision) -> list[tuple[Slot, Revision | None]]:
             for s in slots]
 
 
-def revise_body(person: Principal, head: Revision, text: str, *, keep_links: set[int] | None = None,
-                keep_sources: set[int] | None = None, new_link: NewLink | None = None) -> tuple[dict[str, Any], int]:
-    """A one-change revise batch of `head` to `text`. Links and sources are kept as they are
-    (role, at, required, orderKey, span) unless `keep_*` name the positions to keep; a link
-    whose target was purged cannot be named in a write and is dropped. Returns the body and
-    the number of links dropped that way."""
+def revise_command(person: Principal, head: Revision, text: str, *, keep_links: set[int] | None = None,
+                   keep_sources: set[int] | None = None, new_link: NewLink | None = None) -> tuple[WriteCommand, int]:
+    """A one-change revise of `head` to `text`. Links and sources are kept as they are (role,
+    at, required, orderKey, span) unless `keep_*` name the positions to keep; a link whose
+    target was purged cannot be written and is dropped. Returns the command and the number
+    of links dropped that way."""
     links = [(s, t) for s, t in _link_targets(head) if keep_links is None or s.position in keep_links]
     origins = [o for o in Origin.objects.filter(tenant=head.tenant, revision=head).order_by("position")
                if keep_sources is None or o.position in keep_sources]
     sources = {r.id: r for r in Revision.objects.filter(tenant=head.tenant,
                                                         id__in={o.source_revision_id for o in origins})}
-    named = [head, *(t for _, t in links if t is not None), *sources.values()]
+    specs = [LinkSpec(role=s.role, target=t, at="observed" if s.target_revision_id else "logical",
+                      required=s.required, order_key=s.order_key)
+             for s, t in links if t is not None]
     if new_link is not None and new_link.target.head is not None:
-        named.append(new_link.target.head)
-    refs = issue_refs(person, named)
-    specs: list[dict[str, Any]] = [
-        {"role": s.role, "target": {"ref": refs[t.id], "at": "observed" if s.target_revision_id else "logical",
-                                    "required": s.required, "orderKey": s.order_key}}
-        for s, t in links if t is not None]
-    if new_link is not None and new_link.target.head is not None:
-        specs.append({"role": new_link.role, "target": {"ref": refs[new_link.target.head.id], "at": new_link.at,
-                                                        "required": new_link.required, "orderKey": str(len(specs))}})
-    cited = [{"ref": refs[o.source_revision_id], "start": o.start, "end": o.end}
-             for o in origins if o.source_revision_id in sources]
-    change = {"id": "edit", "op": "revise", "target": refs[head.id], "content": {"text": text, "links": specs},
-              "sources": cited}
-    return {"binding": {"writePolicy": head.policy}, "changes": [change]}, sum(1 for _, t in links if t is None)
+        specs.append(LinkSpec(role=new_link.role, target=new_link.target.head, at=new_link.at,
+                              required=new_link.required, order_key=str(len(specs))))
+    cited = tuple(SourceSpec(source=sources[o.source_revision_id], start=o.start, end=o.end)
+                  for o in origins if o.source_revision_id in sources)
+    command = WriteCommand.revise(writing_binding(person, head.policy), head, text, tuple(specs), cited)
+    return command, sum(1 for _, t in links if t is None)
 
 
-def _write(request: TenantRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
+def _write(request: TenantRequest, atom: Atom, head: Revision, command: WriteCommand, action: str,
            **audit_after: Any) -> tuple[Revision, str]:
     """The write and its UI audit entry in one transaction; returns the new head and its
     review status. A retire keeps its reason readable in a review note (the audit entry
     holds only its digest)."""
     tenant = request.tenant
     with transaction.atomic():
-        outcome = atoms_write(caller=person_of(request), body=body)
+        outcome = atoms_write(command)
         new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
         if action == "retire":
             keep_note(new_head, kind=NoteKind.RETIRE, reason=audit_after["reason"], author=person_of(request).subject)
         audit_record(tenant=tenant, actor=actor_of(request), action=f"atoms.ui.{action}", object_type="atom",
                      object_id=atom.id, before={"revision": head.id, "textDigest": sha256_hex(head.body)},
-                     after={"revision": new_head.id, "operation": outcome["operationId"],
+                     after={"revision": new_head.id, "operation": outcome.operation_id,
                             "textDigest": sha256_hex(new_head.body), **audit_after})
-    return new_head, next(iter(outcome["review"].values()))
+    return new_head, next(iter(outcome.review.values()))
 
 
 def _review_note(status: str) -> str:
@@ -204,9 +198,9 @@ def atom_edit(request: TenantRequest, atom_id: str) -> HttpResponse:
         head = _loaded_head(request, atom)
         if not text.strip():
             raise FormError("The text cannot be empty; retire the atom instead.")
-        body, dropped = revise_body(person_of(request), head, text, keep_links=kept["kept_links"],
-                                    keep_sources=kept["kept_sources"], new_link=_new_link(request))
-        _, status = _write(request, atom, head, body, "edit")
+        command, dropped = revise_command(person_of(request), head, text, keep_links=kept["kept_links"],
+                                          keep_sources=kept["kept_sources"], new_link=_new_link(request))
+        _, status = _write(request, atom, head, command, "edit")
     except FormError as exc:
         return _answer(request, atom, error=str(exc), **kept)
     except AtomError as error:
@@ -231,7 +225,7 @@ def atom_retire(request: TenantRequest, atom_id: str) -> HttpResponse:
         if head.review_status == ReviewStatus.QUARANTINED:
             # A retired head keeps its review status: retiring would leave it in the queue.
             raise FormError("Quarantined text is rejected, not retired: use Reject.")
-        _write(request, atom, head, retire_body(person_of(request), head), "retire", reason=reason)
+        _write(request, atom, head, retire_command(person_of(request), head), "retire", reason=reason)
     except FormError as exc:
         return _answer(request, atom, error=str(exc), reason=reason, retire_open=True)
     except AtomError as error:
@@ -254,8 +248,8 @@ def atom_restore(request: TenantRequest, atom_id: str) -> HttpResponse:
             raise FormError("That revision is not part of this atom's history.")
         if head.state == RevisionState.ACTIVE and old.body == head.body:
             raise FormError("That text is already the current text; nothing to restore.")
-        body, dropped = revise_body(person_of(request), head, old.body)
-        _, status = _write(request, atom, head, body, "restore", restoredFrom=old.id)
+        command, dropped = revise_command(person_of(request), head, old.body)
+        _, status = _write(request, atom, head, command, "restore", restoredFrom=old.id)
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
     except AtomError as error:

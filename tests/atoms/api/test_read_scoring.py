@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from atoms.api.write import answer_write
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.atoms.api.test_read import ok_read
@@ -42,7 +42,7 @@ def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dic
         create("C", TEXTS["C"]), create("D", TEXTS["D"]),
         create("E", TEXTS["E"], links={"related": {"local": "A"}}),
     ]
-    outcome = atoms_write(caller=Principal.for_user(acme, "rita"), body={"changes": changes})
+    outcome = answer_write(Principal.for_user(acme, "rita"), {"changes": changes})
     refs = {letter: own_ref(W, view["ref"]) for letter, view in outcome["changes"].items()}
     frozen_clock.set_now(T0)
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [refs["B"]], "eventId": "t0"})

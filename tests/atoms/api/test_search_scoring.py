@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from atoms.api.write import answer_write
 from atoms.models import AtomStore, UseState
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.conftest import error_of
@@ -83,7 +83,7 @@ def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dic
         create("C", TEXTS["C"]), create("D", TEXTS["D"]),
         create("E", TEXTS["E"], links={"related": {"local": "A"}}),
     ]
-    outcome = atoms_write(caller=Principal.for_user(acme, "rita"), body={"changes": changes})
+    outcome = answer_write(Principal.for_user(acme, "rita"), {"changes": changes})
     assert all(view["provenance"] == {"origin": "source", "producer": "user:rita"}
                for view in outcome["changes"].values())
     assert set(outcome["review"].values()) == {"approved"}

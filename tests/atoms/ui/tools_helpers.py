@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.write import answer_write
 from atoms.models import Ref
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tenants.models import ApiKey, Tenant
 from tenants.services.keys import apikey_create
 from tests.conftest import TEST_ACTOR
@@ -26,7 +26,7 @@ def write(tenant: Tenant, text: str, *, sources: list[dict[str, Any]] | None = N
           links: list[dict[str, Any]] | None = None) -> tuple[str, str]:
     """Create one atom; returns (atomId, the ingest key's ref to it)."""
     change = {"id": "c", "op": "create", "content": {"text": text, "links": links or []}, "sources": sources or []}
-    outcome = atoms_write(caller=Principal.for_key(ingest_key(tenant)), body={"changes": [change]})
+    outcome = answer_write(Principal.for_key(ingest_key(tenant)), {"changes": [change]})
     ref = outcome["changes"]["c"]["ref"]
     return Ref.objects.get(id=ref).atom_id, ref
 
