@@ -79,12 +79,14 @@ class WriteResult:
 
 
 def writing_binding(principal: Principal, policy: str) -> Binding:
-    """A person's binding to write `policy` (the atom page writes the atom's own policy), as the
-    API resolves `{"writePolicy": policy}` for the same principal."""
+    """The binding to write `policy` as `principal` (the atom page writes the atom's own policy),
+    as the API resolves a body's binding naming only that write policy."""
     if policy not in principal.write_policies:
         raise denied("The write policy is not granted to this key.")
-    return Binding(principal=principal, write_policy=policy, read_policies=tuple(principal.read_policies),
-                   actor={"type": principal.actor_type})
+    actor = {"type": principal.actor_type}
+    if principal.actor_type == "agent":
+        actor["generatedOrigin"] = OriginKind.DERIVED
+    return Binding(principal=principal, write_policy=policy, read_policies=tuple(principal.read_policies), actor=actor)
 
 
 def replay_scope(binding: Binding, idempotency_key: str | None) -> str:
