@@ -30,6 +30,7 @@ from atoms.services.write import WriteCommand, atoms_write, writing_binding
 from atoms.services.write_plan import LinkSpec, SourceSpec
 from atoms.ui.common import ATOMS_CHANGED, atom_or_404, barrier_response, error_text, person_of
 from atoms.ui.detail import render_detail
+from atoms.ui.forms import ActionForm, EditForm, ReasonActionForm, RestoreForm
 from atoms.ui.quarantine import render_quarantine
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
@@ -54,7 +55,8 @@ class NewLink:
 
 def _loaded_head(request: TenantRequest, atom: Atom) -> Revision:
     """The revision the form was loaded at; a head that moved since is refused."""
-    loaded = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("head", "")).first()
+    head_id = ActionForm.read(request.POST)["head"]
+    loaded = Revision.objects.filter(tenant=request.tenant, atom=atom, id=head_id).first()
     if loaded is None or loaded.id != atom.head_id:
         raise FormError(MOVED)
     return loaded
@@ -125,7 +127,7 @@ def _answer(request: TenantRequest, atom: Atom, *, done: str = "", error: str = 
     `atomsChanged` (the nav badge listens); an error re-renders with status 200."""
     event = ATOMS_CHANGED if done else ""
     notice = {"notice": done or error, "notice_is_error": bool(error)}
-    if request.POST.get("from") == "quarantine":
+    if ActionForm.read(request.POST)["from"] == "quarantine":
         return render_quarantine(request, event=event, **notice, focus=atom.id if error else "", **extra)
     return render_detail(request, atom, event=event, **notice, **extra)
 
@@ -161,9 +163,9 @@ def atom_approve(request: TenantRequest, atom_id: str) -> HttpResponse:
     return _answer(request, atom, done=done)
 
 
-def _new_link(request: TenantRequest) -> NewLink | None:
-    role = request.POST.get("new_role", "").strip()
-    target_id = request.POST.get("new_target", "").strip()
+def _new_link(request: TenantRequest, posted: dict[str, Any]) -> NewLink | None:
+    role = posted["new_role"].strip()
+    target_id = posted["new_target"].strip()
     if not role and not target_id:
         return None
     if not role or not target_id:
@@ -171,15 +173,8 @@ def _new_link(request: TenantRequest) -> NewLink | None:
     target = Atom.objects.select_related("head").filter(tenant=request.tenant, id=target_id).first()
     if target is None or target.head is None:
         raise FormError(f"No atom {target_id} in this tenant.")
-    at = "observed" if request.POST.get("new_at") == "observed" else "logical"
-    return NewLink(role=role, target=target, required=request.POST.get("new_required") == "on", at=at)
-
-
-def _positions(request: TenantRequest, name: str) -> set[int] | None:
-    """Checked positions of a keep-list, or None when the form did not show that list."""
-    if request.POST.get(f"{name}_shown") != "1":
-        return None
-    return {int(v) for v in request.POST.getlist(name) if v.isdigit()}
+    at = "observed" if posted["new_at"] == "observed" else "logical"
+    return NewLink(role=role, target=target, required=posted["new_required"], at=at)
 
 
 @tenant_view(Role.REVIEWER)
@@ -190,16 +185,17 @@ def atom_edit(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    text = request.POST.get("text", "").replace("\r\n", "\n")
-    kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": _positions(request, "keep_link"),
-            "kept_sources": _positions(request, "keep_source"), "new_role": request.POST.get("new_role", ""),
-            "new_target": request.POST.get("new_target", "")}
+    posted = EditForm.read(request.POST)
+    text = posted["text"]
+    kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": posted["kept_links"],
+            "kept_sources": posted["kept_sources"], "new_role": posted["new_role"],
+            "new_target": posted["new_target"]}
     try:
         head = _loaded_head(request, atom)
         if not text.strip():
             raise FormError("The text cannot be empty; retire the atom instead.")
         command, dropped = revise_command(person_of(request), head, text, keep_links=kept["kept_links"],
-                                          keep_sources=kept["kept_sources"], new_link=_new_link(request))
+                                          keep_sources=kept["kept_sources"], new_link=_new_link(request, posted))
         _, status = _write(request, atom, head, command, "edit")
     except FormError as exc:
         return _answer(request, atom, error=str(exc), **kept)
@@ -216,7 +212,7 @@ def atom_retire(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    reason = request.POST.get("reason", "").strip()
+    reason = ReasonActionForm.read(request.POST)["reason"]
     try:
         head = _loaded_head(request, atom)
         _check_reason(reason, "Say why the atom is retired.")
@@ -243,7 +239,8 @@ def atom_restore(request: TenantRequest, atom_id: str) -> HttpResponse:
         return atom
     try:
         head = _loaded_head(request, atom)
-        old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("revision", "")).first()
+        revision_id = RestoreForm.read(request.POST)["revision"]
+        old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=revision_id).first()
         if old is None:
             raise FormError("That revision is not part of this atom's history.")
         if head.state == RevisionState.ACTIVE and old.body == head.body:
@@ -273,7 +270,7 @@ def atom_reject(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    reason = request.POST.get("reason", "").strip()
+    reason = ReasonActionForm.read(request.POST)["reason"]
     try:
         with transaction.atomic():
             head = _loaded_head(request, atom)

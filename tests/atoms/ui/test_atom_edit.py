@@ -79,6 +79,23 @@ def test_the_form_drops_a_link_and_a_source_and_adds_a_link(bob, client, acme):
     assert not Origin.objects.filter(revision=head).exists()
 
 
+def test_garbled_keep_positions_are_ignored_and_line_ends_are_unix(bob, client, acme):
+    note, _, condition, about = linked_note(acme)
+    extra = write(acme, "Weekends too")
+    client.force_login(bob)
+    response = edit(client, note, "Alice likes\r\ncoffee", keep_link_shown="1", keep_link=["0", "one", "-1", "1.0"],
+                    keep_source_shown="1", keep_source=["x"], new_role=" see-also ", new_target=f" {extra} ",
+                    new_at="observed")
+    assert response["HX-Trigger"] == "atomsChanged"
+    head = head_of(note)
+    assert head.body == "Alice likes\ncoffee"
+    assert [(s.role, s.target_atom_id, s.target_revision_id, s.required)
+            for s in Slot.objects.filter(revision=head).order_by("position")] == [
+        ("condition", condition, "", True), ("see-also", extra, head_of(extra).id, False)]
+    assert about not in {s.target_atom_id for s in Slot.objects.filter(revision=head)}
+    assert not Origin.objects.filter(revision=head).exists()
+
+
 def test_a_new_link_to_an_unknown_or_foreign_atom_is_refused(bob, client, acme, globex):
     note = write(acme, "note")
     theirs = write(globex, "globex")
