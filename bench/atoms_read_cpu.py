@@ -182,7 +182,7 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
             for spec in calls(count):
                 started = time.process_time()
                 with CaptureQueriesContext(connection) as captured:
-                    ops[spec["op"]](caller=caller, body=spec["body"])
+                    ops[spec["op"]](caller, spec["body"])
                 figures[spec["op"]].append((time.process_time() - started, len(captured.captured_queries)))
         out.write_text(json.dumps({"answers": answers, "figures": figures}, sort_keys=True, indent=1) + "\n")
         summary(out.name, figures)
