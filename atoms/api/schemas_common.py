@@ -1,10 +1,11 @@
 """Request-body schemas shared by the Atom endpoints: the binding, the budget, id shapes.
 
-These serializers only describe the bodies in the OpenAPI schema; the Atom services
-validate every body themselves and stay the source of truth (docs/atoms.md "Request
-schemas"). Each rule stated here is one the service enforces: a field the service reads
-with `body.get(...)` and treats `null` as absent is optional and nullable; an object whose
-unknown keys the service refuses is a `StrictSerializer` (`additionalProperties: false`).
+These serializers only describe the bodies in the OpenAPI schema; the parse functions of
+atoms/api/<endpoint>.py validate every body into a typed command and stay the source of
+truth (docs/atoms.md "Request schemas", docs/architecture.md "Typed services"). Each rule
+stated here is one the parser enforces: a field it reads with `body.get(...)` and treats
+`null` as absent is optional and nullable; an object whose unknown keys it refuses is a
+`StrictSerializer` (`additionalProperties: false`).
 Where the service checks bytes (UTF-8 lengths), the schema states the same number as a
 length in characters, which is never stricter: a string of more characters also has more
 bytes. Field names are the JSON names (camelCase).
