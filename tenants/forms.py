@@ -29,6 +29,25 @@ class PostedText(forms.CharField):
         self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
 
 
+class _RawCheckbox(forms.CheckboxInput):
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        return data.get(name)  # the posted string: CheckboxInput would make "0" or "off" True
+
+
+class Ticked(forms.BooleanField):
+    """A checkbox: ticked only when it posts "on", what browsers send for a box without a
+    value attribute (Django's BooleanField would also take "0", "off" or "no" as ticked)."""
+
+    widget = _RawCheckbox
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> bool:
+        return value == "on"
+
+
 class OptionalInteger(forms.IntegerField):
     """An integer, or None when absent, empty, not a number or out of range (a stale or
     tampered form: the page says what it says for a missing value)."""
@@ -66,7 +85,7 @@ def first_error(form: forms.Form) -> str:
 
 class LenientForm(forms.Form):
     """A form none of whose fields refuses a value (PostedText, OptionalInteger, PostedList,
-    BooleanField(required=False)): reading it always succeeds."""
+    Ticked): reading it always succeeds."""
 
     @classmethod
     def read(cls, data: QueryDict, **kwargs: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from memoryhub.health import health_report
 from memoryhub.models import AuditEvent
 from tenants import dashboard as dashboard_data
 from tenants.api.keys import KeySpecSerializer
-from tenants.forms import LenientForm, PostedText
+from tenants.forms import LenientForm, PostedText, Ticked
 from tenants.models import ApiKey, KeyKind, Membership, Role
 from tenants.services.keys import TenantLimitReached, apikey_create, apikey_revoke
 from tenants.ui import CURRENT_TENANT_SESSION_KEY, tenant_view
@@ -114,7 +114,7 @@ class KeyForm(LenientForm):
 
     kind = PostedText()
     name = PostedText()
-    read_only = forms.BooleanField(required=False)
+    read_only = Ticked()
     agents = PostedText()
     read_policies = PostedText()
     write_policies = PostedText()

@@ -12,7 +12,7 @@ from typing import Any
 
 from django import forms
 
-from tenants.forms import LenientForm, PostedList, PostedText
+from tenants.forms import LenientForm, PostedList, PostedText, Ticked
 
 
 class ActionForm(LenientForm):
@@ -52,7 +52,7 @@ class EditForm(ActionForm):
     new_role = PostedText()
     new_target = PostedText()
     new_at = PostedText()
-    new_required = forms.BooleanField(required=False)
+    new_required = Ticked()
 
     def clean_text(self) -> str:
         return str(self.cleaned_data["text"]).replace("\r\n", "\n")

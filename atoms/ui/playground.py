@@ -20,6 +20,7 @@ from atoms.api.read import read_json
 from atoms.errors import AtomError
 from atoms.models import Ref
 from atoms.principal import Principal, resolve_binding
+from atoms.services.barrier import open_store
 from atoms.services.read import ReadCommand, atoms_read
 from atoms.services.read_options import ReadOptions, options_as_sent, parse_state
 from atoms.ui.common import person_of
@@ -101,6 +102,7 @@ def playground(request: TenantRequest) -> HttpResponse:
         if form.is_valid():
             body = form.body()
             try:
+                open_store(request.tenant)  # the purge barrier first, as for an API caller
                 result = read_json(atoms_read(form.command(person_of(request))))
             except AtomError as exc:
                 context["error"] = {"code": exc.code, "message": exc.message, "details": pretty(exc.details)}

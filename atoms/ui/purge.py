@@ -32,7 +32,7 @@ from atoms.ui.common import person_of
 from atoms.ui.playground import pretty
 from memoryhub.digests import digest_of
 from memoryhub.enqueue import enqueue_on_commit
-from tenants.forms import PostedText, first_error
+from tenants.forms import PostedText, Ticked, first_error
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
@@ -89,7 +89,7 @@ class PurgeConfirmForm(forms.Form):
     """The confirmation: the box ticked, and the digest of the affected set the preview showed
     (compared with a fresh dry run by the view)."""
 
-    confirm = forms.BooleanField(error_messages={"required": "Tick the box to confirm the erasure."})
+    confirm = Ticked(required=True, error_messages={"required": "Tick the box to confirm the erasure."})
     affected = PostedText()
 
 

@@ -16,6 +16,7 @@ def test_it_refuses_a_null_character_in_a_posted_field_and_stores_nothing(bob, c
     assert response.status_code == 400
     assert "U+0000" in response.content.decode()
     assert response["HX-Retarget"] == "body"  # htmx shows it (static/js/refusals.js)
+    assert "Back to your tenants" in response.content.decode()  # the page knows who is signed in
     assert entries_of(acme) == ["kept"]
     assert not AuditEvent.objects.filter(action="memory.human.write").exists()
 

@@ -140,3 +140,12 @@ def test_a_cursor_pages_through_the_same_ranking(client, acme, carol):
     assert second.count('data-testid="item"') == 1
     shown = [text.split("</td>")[0] for text in (first.split('class="entry-text">')[1], second.split('class="entry-text">')[1])]
     assert shown[0] != shown[1]
+
+
+def test_a_pending_purge_is_reported_before_an_oversized_text(client, acme, alice):
+    atom_id, _ = write(acme, COFFEE)
+    answer_purge(Principal.for_person(acme, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
+    client.force_login(alice)
+    # 40,000 characters pass the form but are 80,000 bytes, over the engine's 65,536: the barrier comes first.
+    content = html.unescape(run(client, query="é" * 40_000).content.decode())
+    assert "ACCESS_DENIED" in content and "LIMIT_EXCEEDED" not in content
