@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
-
 from tenants.forms import LenientForm, PostedList, PostedText, Ticked
 
 
