@@ -216,6 +216,7 @@ class _Acquisition:
         self.links.slots.update(slots)
         self.links.origins.update(origins)
         self.links.heads.update(heads)
+        self.links.rows.update(links.rows)
         joining = [h for h in heads.values() if h.atom_id not in self.positions]
         joining += [r for pairs in linkers.values() for _, r in pairs if r.atom_id not in self.positions]
         self.staleness.prefetch(r for r in joining if r.id not in self.rejected and self.visible(r))

@@ -108,3 +108,36 @@ def revisions_by_id(tenant_id: int, revision_ids: Collection[str]) -> dict[str, 
                f"WHERE r.tenant_id = %s AND r.id IN ({marks})")
         out.update((r.id, r) for r in select_revisions(sql, [tenant_id, *chunk]))
     return out
+
+
+def heads_and_revisions(tenant_id: int, atom_ids: Collection[str], revision_ids: Collection[str]
+                        ) -> tuple[dict[str, Revision | None], dict[str, Revision]]:
+    """(atom id → head or None for each of `atom_ids`, revision id → revision for those of
+    `revision_ids` that exist) in this tenant, in one statement (or none when both are
+    empty): staleness needs both of every level of generated revisions, and each statement
+    is a PostgreSQL round trip. One IN list each, as the ORM look-ups it replaces."""
+    atoms, ids = list(atom_ids), list(revision_ids)
+    parts: list[str] = []
+    params: list[Any] = []
+    if atoms:
+        parts.append(f"SELECT 0, a.id, {revision_columns('h')} FROM {_table(Atom)} a "  # noqa: S608
+                     f"LEFT JOIN {_table(Revision)} h ON h.id = a.head_id "
+                     f"WHERE a.tenant_id = %s AND a.id IN ({', '.join(['%s'] * len(atoms))})")
+        params += [tenant_id, *atoms]
+    if ids:
+        parts.append(f"SELECT 1, r.id, {revision_columns('r')} FROM {_table(Revision)} r "  # noqa: S608
+                     f"WHERE r.tenant_id = %s AND r.id IN ({', '.join(['%s'] * len(ids))})")
+        params += [tenant_id, *ids]
+    heads: dict[str, Revision | None] = dict.fromkeys(atoms)
+    rows: dict[str, Revision] = {}
+    if not parts:
+        return heads, rows
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        found = cursor.fetchall()
+    width = len(ATTNAMES)
+    with_head = [row for row in found if row[0] == 0 and row[2] is not None]
+    for row, revision in zip(with_head, build_revisions(row[2:2 + width] for row in with_head), strict=True):
+        heads[row[1]] = revision
+    rows.update((r.id, r) for r in build_revisions(row[2:2 + width] for row in found if row[0] == 1))
+    return heads, rows

@@ -18,7 +18,6 @@ from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Principal
 from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_links
 from atoms.services.refs import issue_refs
-from atoms.services.rows import revisions_by_id
 from tenants.models import Tenant
 
 AT = {True: "observed", False: "logical"}
@@ -59,9 +58,9 @@ class ViewData:
         self.heads.update(links.heads)
 
     def load(self, revisions: Iterable[Revision]) -> None:
-        """Add these revisions: at most three queries (slots with origins and target heads,
-        pinned targets with cited sources, purge records of targets that have no head); the
-        first is skipped for revisions `preload` brought."""
+        """Add these revisions: at most two queries (slots and origins with the revisions they
+        name, atoms.services.links; purge records of targets that have no head); the first
+        is skipped for revisions `preload` brought."""
         fresh = [r for r in {r.id: r for r in revisions}.values() if r.id not in self.slots]
         if not fresh:
             return
@@ -85,10 +84,8 @@ class ViewData:
                                    .values_list("atom_id", flat=True))
         ids = {s.target_revision_id for s in slots if s.target_revision_id}
         ids |= {o.source_revision_id for r in fresh for o in self.origins[r.id]}
-        ids -= self.rows.keys()
-        if ids:
-            found_rows = revisions_by_id(self.tenant.pk, ids)
-            self.rows.update({i: found_rows.get(i) for i in ids})
+        # Every pinned target and cited source of a loaded revision came with it, when it exists.
+        self.rows.update({i: links.rows.get(i) or self.known.rows.get(i) for i in ids - self.rows.keys()})
 
     def target(self, slot: SlotRow) -> Revision | None:
         """The slot's target revision: the head for a logical link, the pinned one otherwise."""
