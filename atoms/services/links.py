@@ -85,10 +85,19 @@ def _quoted(model: type[Atom] | type[Origin] | type[Revision] | type[Slot]) -> s
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _typed_null(name: str) -> str:
-    column = Origin._meta.get_field(name)
-    assert isinstance(column, Field)
-    return f"CAST(NULL AS {column.db_type(connection)})"
+_typed: dict[str, str] = {}
+
+
+def _typed_nulls() -> str:
+    """NULLs typed as the origin columns, once per database vendor."""
+    if connection.vendor not in _typed:
+        casts = []
+        for name in ("source_atom_id", "source_revision_id", "start", "end", "quote_digest"):
+            column = Origin._meta.get_field(name)
+            assert isinstance(column, Field)
+            casts.append(f"CAST(NULL AS {column.db_type(connection)})")
+        _typed[connection.vendor] = ", ".join(casts)
+    return _typed[connection.vendor]
 
 
 def _statement(tenant_id: int, own: list[str], atoms: list[str]) -> tuple[str, list[Any]]:
@@ -97,8 +106,7 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str]) -> tuple[str, l
     PostgreSQL types a UNION's NULL columns from the branches before them, so the first
     branch types every column."""
     slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
-    typed = ", ".join(_typed_null(name) for name in ("source_atom_id", "source_revision_id", "start", "end",
-                                                     "quote_digest"))
+    typed = _typed_nulls()
     marks = ", ".join(["%s"] * len(own))
     parts: list[str] = []
     params: list[Any] = []

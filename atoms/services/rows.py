@@ -27,9 +27,16 @@ ATTNAMES = tuple(f.attname for f in _FIELDS)
 _converters: dict[str, list[tuple[int, list[Callable[..., Any]], Any]]] = {}
 
 
+_columns: dict[tuple[str, str], str] = {}
+
+
 def revision_columns(alias: str) -> str:
-    """The Revision columns in ATTNAMES order, for `SELECT {revision_columns('r')} …`."""
-    return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _FIELDS)
+    """The Revision columns in ATTNAMES order, for `SELECT {revision_columns('r')} …`
+    (written once per database vendor and table alias: every bulk load asks)."""
+    key = (connection.vendor, alias)
+    if key not in _columns:
+        _columns[key] = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _FIELDS)
+    return _columns[key]
 
 
 def _conversions() -> list[tuple[int, list[Callable[..., Any]], Any]]:
