@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Count, Q
 from django.urls import reverse
 
-from atoms.models import AtomStore, Revision
+from atoms.models import AtomStore, ReviewStatus, Revision, RevisionState
 from atoms.services.index_status import index_status
 from tenants.dashboard import Cell, DashboardPanel, Day, Notice, Queue, StoreDay, register_panel
 from tenants.models import Tenant
@@ -28,9 +28,9 @@ def _heads(tenant: Tenant) -> dict[str, int]:
     """Active, unreviewed-and-active and quarantined heads in one query."""
     heads = Revision.objects.filter(tenant=tenant, is_head=True)
     return heads.aggregate(
-        active=Count("id", filter=Q(state="active")),
-        unreviewed=Count("id", filter=Q(state="active", review_status="unreviewed")),
-        quarantined=Count("id", filter=Q(review_status="quarantined")),
+        active=Count("id", filter=Q(state=RevisionState.ACTIVE)),
+        unreviewed=Count("id", filter=Q(state=RevisionState.ACTIVE, review_status=ReviewStatus.UNREVIEWED)),
+        quarantined=Count("id", filter=Q(review_status=ReviewStatus.QUARANTINED)),
     )
 
 
@@ -70,7 +70,7 @@ def atoms_today(day: Day) -> StoreDay:
     # head (a rejected one's quarantined revision stays in the history, behind the retired head).
     since = int(day.start.timestamp() * 1000)
     counts = Revision.objects.filter(tenant=day.tenant, recorded_at__gte=since).aggregate(
-        written=Count("id"), quarantined=Count("id", filter=Q(review_status="quarantined", is_head=True)))
+        written=Count("id"), quarantined=Count("id", filter=Q(review_status=ReviewStatus.QUARANTINED, is_head=True)))
     slug = day.tenant.slug
     return StoreDay("Atoms", "today-atoms", {
         "writes": Cell(counts["written"], reverse("atoms", args=[slug])),

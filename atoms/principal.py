@@ -8,14 +8,14 @@ from typing import Any
 from atoms.core.canonical import digest
 from atoms.core.ids import POLICY_NAME_RE
 from atoms.errors import denied, invalid
-from atoms.models import Atom
+from atoms.models import Atom, OriginKind
 from tenants.models import ApiKey, KeyKind, Tenant
 
 ACTOR_OF_KIND: dict[str, str] = {
     KeyKind.AGENT: "agent", KeyKind.INGEST: "input-adapter", KeyKind.HOST: "input-adapter",
     KeyKind.ADMIN: "input-adapter", KeyKind.REVIEWER: "human",
 }
-GENERATED_ORIGINS = ("extraction", "organization", "derived", "hypothesis")
+GENERATED_ORIGINS = tuple(kind for kind in OriginKind if kind != OriginKind.SOURCE)
 
 
 @dataclass(frozen=True)
@@ -134,5 +134,5 @@ def resolve_binding(caller: Principal, raw: Any, *, may_name_others: bool = Fals
             raise invalid("generatedOrigin must be extraction, organization, derived or hypothesis.",
                           path="binding.generatedOrigin")
     if principal.actor_type == "agent":
-        actor["generatedOrigin"] = origin or "derived"
+        actor["generatedOrigin"] = origin or OriginKind.DERIVED
     return Binding(principal=principal, write_policy=write_policy, read_policies=tuple(read_policies), actor=actor)

@@ -83,11 +83,11 @@ def build(keys: int, per_key: int, per_policy: int) -> Any:
     django.setup()
     from django.core.management import call_command
 
+    from atoms.api.write import answer_write
     from atoms.embedding import tenant_provider
     from atoms.models import AtomStore
     from atoms.principal import Principal
     from atoms.services.indexing import index_step
-    from atoms.services.write import atoms_write
     from memoryhub.actors import Actor
     from tenants.models import Tenant
     from tenants.services.keys import apikey_create
@@ -105,7 +105,7 @@ def build(keys: int, per_key: int, per_policy: int) -> Any:
                                write_policies=policies)
         caller = Principal.for_key(key)
         for policy in policies:
-            atoms_write(caller=caller, body={"binding": {"writePolicy": policy}, "changes": [
+            answer_write(caller, {"binding": {"writePolicy": policy}, "changes": [
                 {"id": f"a{i}", "op": "create", "content": {"text": f"Note {i} of {policy}.", "links": []},
                  "sources": []} for i in range(per_policy)]})
             written += per_policy

@@ -139,16 +139,16 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
+        from atoms.api.read import answer_read
+        from atoms.api.search import answer_search
         from atoms.errors import AtomError
         from atoms.models import Receipt
         from atoms.principal import Principal
-        from atoms.services.read import atoms_read
-        from atoms.services.search import atoms_search
         from tenants.models import ApiKey
 
         key = ApiKey.objects.filter(tenant__slug=SLUG).order_by("id").first()
         caller = Principal.for_key(key)
-        ops = {"read": atoms_read, "search": atoms_search}
+        ops = {"read": answer_read, "search": answer_search}
         names = _Names()
         answers: list[Any] = []
         figures: dict[str, list[tuple[float, int]]] = {"read": [], "search": [], "page": []}
@@ -157,7 +157,7 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
             with CaptureQueriesContext(connection) as captured:
                 started = time.process_time()
                 try:
-                    result = ops[op](caller=caller, body=body)
+                    result = ops[op](caller, body)
                 except AtomError as exc:
                     answers.append({"op": op, "error": normalize(exc.as_dict() if hasattr(exc, "as_dict")
                                                                   else [exc.code, str(exc)], names)})
@@ -182,7 +182,7 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
             for spec in calls(count):
                 started = time.process_time()
                 with CaptureQueriesContext(connection) as captured:
-                    ops[spec["op"]](caller=caller, body=spec["body"])
+                    ops[spec["op"]](caller, spec["body"])
                 figures[spec["op"]].append((time.process_time() - started, len(captured.captured_queries)))
         out.write_text(json.dumps({"answers": answers, "figures": figures}, sort_keys=True, indent=1) + "\n")
         summary(out.name, figures)

@@ -1,9 +1,10 @@
-"""Atom read and search latency as one tenant's corpus grows (design.md, non-functional targets).
+"""Atom read and search latency as one tenant's corpus grows, against the design's latency targets
+(docs/benchmarks.md "Atoms at scale").
 
     .venv/bin/python bench/atoms_scale.py [--quick] [--sizes 1000,10000,100000] [--postgres]
         [--semantic [--semantic-sizes 10000,100000] [--minilm-max 10000] [--torch-threads 1]]
 
-One fresh tenant is filled through the service layer (atoms_write with an ingest key, batches
+One fresh tenant is filled through the service layer (answer_write with an ingest key, batches
 of 128 changes: the write budget's maxAtoms ceiling) with a deterministic synthetic corpus: texts of 8-20 words drawn with a Zipf
 skew from a fixed vocabulary of 3,000 pseudo-words, and about 20 % of the atoms linking to 1-3
 earlier ones (a third of those links required). The corpus grows in place, so the 10k corpus
@@ -120,13 +121,13 @@ def change(corpus: Corpus, i: int, refs: list[str]) -> dict[str, Any]:
 
 def grow(caller: Any, corpus: Corpus, refs: list[str], size: int, deadline: float) -> float:
     """Write atoms len(refs)..size-1 in batches; returns seconds spent. Stops at the deadline."""
-    from atoms.services.write import atoms_write
+    from atoms.api.write import answer_write
 
     start, started, next_report = len(refs), time.perf_counter(), 0.1
     while len(refs) < size and time.monotonic() < deadline:
         first = len(refs)
         batch = [change(corpus, i, refs) for i in range(first, min(size, first + BATCH))]
-        outcome = atoms_write(caller=caller, body={"changes": batch})
+        outcome = answer_write(caller, {"changes": batch})
         refs.extend(outcome["changes"][c["id"]]["ref"] for c in batch)
         done = (len(refs) - start) / max(1, size - start)
         if done >= next_report or len(refs) == size:
@@ -176,9 +177,9 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     from django.core.management import call_command
     from django.db import connection, connections
 
+    from atoms.api.read import answer_read
+    from atoms.api.search import answer_search
     from atoms.principal import Principal
-    from atoms.services.read import atoms_read
-    from atoms.services.search import atoms_search
     from memoryhub.actors import Actor
     from tenants.models import Tenant
     from tenants.services.keys import apikey_create
@@ -208,9 +209,9 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
             reached = len(refs)
             row = {"size": reached, "target_size": size, "build_seconds": seconds,
                    "links": sum(len(corpus.links(i)) for i in range(reached)),
-                   "read": measure("read", lambda q: atoms_read(
-                       caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
-                   "search": measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries,
+                   "read": measure("read", lambda q: answer_read(
+                       caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
+                   "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries,
                                      args.measure_limit)}
             if args.semantic and reached == size and size in args.semantic_sizes:
                 row["hybrid"] = atoms_semantic.hybrid(caller, size, args.minilm_max, queries, measure,

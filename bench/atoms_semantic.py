@@ -108,8 +108,8 @@ def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure:
     import torch
     from django.test import override_settings
 
-    from atoms.services.read import atoms_read
-    from atoms.services.search import atoms_search
+    from atoms.api.read import answer_read
+    from atoms.api.search import answer_search
 
     if torch_threads:
         torch.set_num_threads(torch_threads)
@@ -117,11 +117,11 @@ def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure:
     progress(f"semantic index at {size:,} atoms ({name}) ...")
     row: dict[str, Any] = {"index": index(caller.tenant, name, spec)}
     with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
-        probe = atoms_search(caller=caller, body={"query": queries[0]})
+        probe = answer_search(caller, {"query": queries[0]})
         row["index_state"] = probe["diagnostics"]["index"]  # "ready": every candidate had a valid entry
-        row["read"] = measure("read", lambda q: atoms_read(
-            caller=caller, body={"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
-        row["search"] = measure("search", lambda q: atoms_search(caller=caller, body={"query": q}), queries, budget_s)
+        row["read"] = measure("read", lambda q: answer_read(
+            caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
+        row["search"] = measure("search", lambda q: answer_search(caller, {"query": q}), queries, budget_s)
     if name != "minilm":
         row["minilm_query_encoding"] = encoding = query_encoding(queries)
         for op in ("read", "search"):

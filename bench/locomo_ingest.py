@@ -143,10 +143,10 @@ def change(conversation: Conversation, i: int) -> dict[str, Any]:
 
 def write(conversation: Conversation, actor: Any) -> float:
     """A fresh tenant and ingest key; every turn one atom. Returns seconds spent writing."""
+    from atoms.api.write import answer_write
     from atoms.core.canonical import canonical
     from atoms.principal import Principal
     from atoms.services.refs import resolve_ref
-    from atoms.services.write import atoms_write
     from tenants.services.keys import apikey_create
     from tenants.services.tenancy import tenant_ensure
 
@@ -158,7 +158,7 @@ def write(conversation: Conversation, actor: Any) -> float:
     conversation.unit_cost = [0] * len(conversation.turns)
     started = time.perf_counter()
     for number, indexes in enumerate(batches(conversation.turns)):
-        outcome = atoms_write(caller=conversation.caller, body={
+        outcome = answer_write(conversation.caller, {
             "changes": [change(conversation, i) for i in indexes],
             "options": {"idempotencyKey": f"{name}-{number}"}})
         for i in indexes:

@@ -93,14 +93,14 @@ def rank(record: dict[str, Any], method: str, ranking: list[int], conversation: 
 
 def engine_pass(conversation: Conversation, records: list[dict[str, Any]], method: str, reads: bool,
                 timings: Timings, bar: Any) -> None:
-    from atoms.services.read import atoms_read
-    from atoms.services.search import atoms_search
+    from atoms.api.read import answer_read
+    from atoms.api.search import answer_search
 
     caller = conversation.caller
     for question, record in zip(conversation.questions, records, strict=True):
         evidence = question["turns"]
         t0 = time.perf_counter()
-        result = atoms_search(caller=caller, body={"query": question["question"], "options": {"limit": RANK_CUTOFF}})
+        result = answer_search(caller, {"query": question["question"], "options": {"limit": RANK_CUTOFF}})
         timings.search[method].append(time.perf_counter() - t0)
         timings.pending += method == "hybrid" and result["diagnostics"]["index"] != "ready"
         rank(record, method, [conversation.ref_turn[item["ref"]] for item in result["items"]], conversation, evidence)
@@ -108,7 +108,7 @@ def engine_pass(conversation: Conversation, records: list[dict[str, Any]], metho
             record["budget"][method] = {}
             for budget in BUDGETS:
                 t0 = time.perf_counter()
-                answer = atoms_read(caller=caller, body={"state": {"query": question["question"]},
+                answer = answer_read(caller, {"state": {"query": question["question"]},
                                                          "options": {"tokens": budget, "limit": READ_LIMIT}})
                 timings.read[method].append(time.perf_counter() - t0)
                 chosen = [conversation.ref_turn[item["ref"]] for item in answer["items"]]

@@ -159,14 +159,14 @@ def asked(conversation: Conversation, step: int) -> list[dict[str, Any]]:
 
 def measure(conversations: list[Conversation], point: Point, step: int, bar: Any) -> dict[str, Any]:
     """recall@10, MRR and a fingerprint of the rankings for one form under one config."""
-    from atoms.services.search import atoms_search
+    from atoms.api.search import answer_search
 
     store_config(conversations, point)
     r10, mrr, rankings = [], [], []
     for conversation in conversations:
         for question in asked(conversation, step):
-            result = atoms_search(caller=conversation.caller,
-                                  body={"query": question["question"], "options": {"limit": RANK_CUTOFF}})
+            result = answer_search(conversation.caller,
+                                   {"query": question["question"], "options": {"limit": RANK_CUTOFF}})
             ranking = [conversation.ref_turn[item["ref"]] for item in result["items"]]
             ranks = ranks_of(ranking, question["turns"])
             r10.append(recall_at(ranks, 10))

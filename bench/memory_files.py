@@ -66,13 +66,16 @@ def fact(writer: int, i: int) -> str:
 def add(tenant: Any, text: str) -> tuple[float, str | None]:
     """One timed add through the service layer: (seconds, error code or None)."""
     from memoryhub.actors import Actor
-    from tenants.memory.rules import parse_request
+    from tenants.memory.rules import MemoryRuleError, parse_request
     from tenants.memory.service import memory_write
 
     started = time.perf_counter()
     request = parse_request({"action": "add", "content": text}, "memory")
-    outcome = memory_write(tenant=tenant, request=request, origin="foreground", actor=Actor.system("bench"))
-    return time.perf_counter() - started, outcome.error.code if outcome.error else None
+    try:
+        memory_write(tenant=tenant, request=request, origin="foreground", actor=Actor.system("bench"))
+    except MemoryRuleError as exc:
+        return time.perf_counter() - started, exc.code
+    return time.perf_counter() - started, None
 
 
 def prepare(slugs: list[str]) -> None:

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from atoms.api.base import BODY_LIMIT, WRITE_BODY_LIMIT
+from atoms.api.inspect import answer_inspect
+from atoms.api.read import answer_read
+from atoms.api.search import answer_search
+from atoms.api.write import answer_write
 from atoms.errors import denied, invalid
 from atoms.principal import Principal
-from atoms.services.inspect import atoms_inspect
-from atoms.services.read import atoms_read
-from atoms.services.search import atoms_search
-from atoms.services.write import atoms_write
 from mcp_server.registry import ATOMS_FAMILY, Call, ToolResult, ToolSpec
 from tenants.models import ApiKey
 
@@ -57,8 +57,8 @@ def _result(body: dict[str, Any], shown: tuple[str, ...] | None = None) -> ToolR
 def _read(call: Call) -> ToolResult:
     arguments = dict(call.arguments)
     state = {kind: arguments.pop(kind) for kind in STATE_KINDS if kind in arguments}
-    body = _split(arguments, (), ("tokens", "limit", "depth", "cursor"))
-    result = atoms_read(caller=Principal.for_key(call.key), body={"state": state, **body})
+    body = {"state": state, **_split(arguments, (), ("tokens", "limit", "depth", "cursor"))}
+    result = answer_read(Principal.for_key(call.key), body)
     # The model gets the rendered memory and what it needs to cite or page; the full
     # RecallResult (items with scores, usage, diagnostics) is the structured content.
     return _result(result, ("text", "refs", "tokenCount", "stale", "cursor", "receipt"))
@@ -66,19 +66,19 @@ def _read(call: Call) -> ToolResult:
 
 def _search(call: Call) -> ToolResult:
     body = _split(call.arguments, ("query",), ("limit", "depth", "cursor"))
-    return _result(atoms_search(caller=Principal.for_key(call.key), body=body))
+    return _result(answer_search(Principal.for_key(call.key), body))
 
 
 def _inspect(call: Call) -> ToolResult:
     body = _split(call.arguments, ("ref",), ("version", "direction", "roles", "limit", "cursor", "range"))
-    return _result(atoms_inspect(caller=Principal.for_key(call.key), body=body))
+    return _result(answer_inspect(Principal.for_key(call.key), body))
 
 
 def _write(call: Call) -> ToolResult:
     principal = Principal.for_key(call.key)
     principal.require_writable()
     body = _split(call.arguments, ("changes", "options"), ())
-    return _result(atoms_write(caller=principal, body=body))
+    return _result(answer_write(principal, body))
 
 
 def _spec(name: str, title: str, description: str, properties: dict[str, Any], required: list[str],

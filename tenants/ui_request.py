@@ -1,4 +1,4 @@
-"""The request a tenant page sees, and who is acting in it.
+"""The request a tenant page sees, who is acting in it, and how its form fields are read.
 
 `tenant_view` (tenants/ui.py) lets a view run only for a signed-in member of the tenant in
 the URL, and sets `tenant` and `membership` on the request before it does; django-htmx's
@@ -34,3 +34,12 @@ def can_act(request: TenantRequest) -> bool:
     """Whether the person may change things on the review pages (reviewers and admins);
     the pages show viewers the same data without the forms."""
     return request.membership.has_role(Role.REVIEWER)
+
+
+def int_or_none(raw: str | None) -> int | None:
+    """A form or query field as an integer; None when it is absent, empty or not a number
+    (a tampered or stale form: the page answers as if the field were missing)."""
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return None

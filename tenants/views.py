@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -14,6 +15,7 @@ from memoryhub.health import health_report
 from memoryhub.models import AuditEvent
 from tenants import dashboard as dashboard_data
 from tenants.api.keys import KeySpecSerializer
+from tenants.forms import LenientForm, PostedText
 from tenants.models import ApiKey, KeyKind, Membership, Role
 from tenants.services.keys import TenantLimitReached, apikey_create, apikey_revoke
 from tenants.ui import CURRENT_TENANT_SESSION_KEY, tenant_view
@@ -106,20 +108,37 @@ def key_form_errors(errors: dict[str, Any], submitted: dict[str, Any]) -> dict[s
     return shown
 
 
+class KeyForm(LenientForm):
+    """A new key's fields as typed; KeySpecSerializer judges them, as for `POST /api/v1/keys`.
+    Lists are typed comma-separated; an empty policy list is left out (the serializer's default)."""
+
+    kind = PostedText()
+    name = PostedText()
+    read_only = forms.BooleanField(required=False)
+    agents = PostedText()
+    read_policies = PostedText()
+    write_policies = PostedText()
+
+    @classmethod
+    def spec(cls, post: Any) -> dict[str, Any]:
+        values = cls.read(post)
+        return {
+            "kind": values["kind"],
+            "name": values["name"],
+            "read_only": values["read_only"],
+            "agents": _split(values["agents"]),
+            **({"read_policies": p} if (p := _split(values["read_policies"])) else {}),
+            **({"write_policies": p} if (p := _split(values["write_policies"])) else {}),
+        }
+
+
 @tenant_view(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def keys(request: TenantRequest) -> HttpResponse:
     """List keys; POST creates one and shows its secret once, in this response only."""
     extra: dict[str, object] = {}
     if request.method == "POST":
-        data = {
-            "kind": request.POST.get("kind", ""),
-            "name": request.POST.get("name", ""),
-            "read_only": request.POST.get("read_only") == "on",
-            "agents": _split(request.POST.get("agents", "")),
-            **({"read_policies": p} if (p := _split(request.POST.get("read_policies", ""))) else {}),
-            **({"write_policies": p} if (p := _split(request.POST.get("write_policies", ""))) else {}),
-        }
+        data = KeyForm.spec(request.POST)
         spec = KeySpecSerializer(data=data)
         if spec.is_valid():
             try:

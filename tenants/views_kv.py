@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Sum
@@ -21,6 +22,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from tenants.actor_names import prime_actor_names
+from tenants.forms import LenientForm, OptionalInteger, PostedText, first_error
 from tenants.kv.rules import KvError, Limits, loads_strict, validate_call
 from tenants.kv.store import (
     Precondition,
@@ -39,7 +41,7 @@ from tenants.models import Agent, KvEntry, KvRun, Role
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
 from tenants.ui_request import TenantRequest, actor_of, can_act
-from tenants.views_kv_common import agent_or_404, int_or_none, key_param, pretty
+from tenants.views_kv_common import agent_or_404, key_param, pretty
 from tenants.views_kv_runs import kv_run  # noqa: F401 - tenants/urls.py routes the run page through this module
 
 KEYS_PER_PAGE = 50
@@ -145,15 +147,29 @@ def kv_namespace(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     return render_page(request, "kv/namespace.html", _namespace_context(request, found, ns), partial=partial)
 
 
+class ClearForm(forms.Form):
+    """The namespace's name as typed to confirm a clear (spaces around it do not count)."""
+
+    confirm = PostedText(strip=True)
+
+    def __init__(self, data: Any, *, namespace: str) -> None:
+        super().__init__(data)
+        self.namespace = namespace
+
+    def clean_confirm(self) -> str:
+        if self.cleaned_data["confirm"] != self.namespace:
+            raise forms.ValidationError(f"Type {self.namespace} exactly to confirm. Nothing was deleted.")
+        return self.namespace
+
+
 @tenant_view(Role.REVIEWER)
 @require_POST
 def kv_namespace_clear(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     """Clear only once the person typed the namespace's name: one mistyped click is not enough."""
     found = agent_or_404(request, agent)
-    if request.POST.get("confirm", "").strip() != ns:
-        context = _namespace_context(
-            request, found, ns, clear_error=f"Type {ns} exactly to confirm. Nothing was deleted.",
-        )
+    form = ClearForm(request.POST, namespace=ns)
+    if not form.is_valid():
+        context = _namespace_context(request, found, ns, clear_error=first_error(form))
         return render_page(request, "kv/namespace.html", context, partial="ns-panel")
     deleted = kv_clear(agent=found, namespace=ns, actor=actor_of(request))
     notice = f"Cleared {ns}: {deleted} key{'' if deleted == 1 else 's'} deleted."
@@ -165,6 +181,15 @@ def kv_namespace_clear(request: TenantRequest, agent: str, ns: str) -> HttpRespo
 
 
 # --- One entry -------------------------------------------------------------------------------------
+
+class EntryEditForm(LenientForm):
+    value = PostedText()  # JSON text, judged as an API `set` would be (_parse_value)
+    version = OptionalInteger()  # the version the editor was loaded at (If-Match)
+
+
+class EntryDeleteForm(LenientForm):
+    version = OptionalInteger()
+
 
 def _entry_context(
     request: TenantRequest, agent: Agent, namespace: str, key: str, entry: KvEntry | None, **extra: Any
@@ -231,8 +256,8 @@ def kv_entry_edit(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
         )
         return render_page(request, "kv/entry.html", context, partial="entry-panel")
 
-    draft = request.POST.get("value", "")
-    loaded_at = int_or_none(request.POST.get("version"))
+    posted = EntryEditForm.read(request.POST)
+    draft, loaded_at = posted["value"], posted["version"]
     editor = {"editing": True, "draft": draft, "form_version": loaded_at}
     if loaded_at is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key), **editor,
@@ -276,7 +301,7 @@ def _stale(request: TenantRequest, agent: Agent, namespace: str, key: str, *, dr
 def kv_entry_delete(request: TenantRequest, agent: str, ns: str) -> HttpResponse:
     found = agent_or_404(request, agent)
     key = key_param(request)
-    version = int_or_none(request.POST.get("version"))
+    version = EntryDeleteForm.read(request.POST)["version"]
     if version is None:
         context = _entry_context(request, found, ns, key, kv_get(agent=found, namespace=ns, key=key),
                                  notice="The form lost the key's version; reload the page.", notice_kind="error")

@@ -23,13 +23,6 @@ def key_param(request: TenantRequest) -> str:
     return request.GET["key"]
 
 
-def int_or_none(raw: str | None) -> int | None:
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
 def pretty(value_text: str) -> str:
     """A stored (canonical) value as indented JSON for reading and editing."""
     return json.dumps(json.loads(value_text), indent=2, ensure_ascii=False)

@@ -22,8 +22,8 @@ from tenants.kv.rules import canonical
 from tenants.models import KvJournalRecord, KvRun, Role
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page
-from tenants.ui_request import TenantRequest
-from tenants.views_kv_common import agent_or_404, int_or_none
+from tenants.ui_request import TenantRequest, int_or_none
+from tenants.views_kv_common import agent_or_404
 
 JOURNAL_PER_PAGE = 100
 # A value longer than this (or of more lines) is folded into a <details>: a page of 100 calls

@@ -16,11 +16,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from tenants.forms import LenientForm, PostedText
 from tenants.models import Membership, Role
 from tenants.services.members import MemberError, member_add, member_remove, member_role_set
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page
 from tenants.ui_request import TenantRequest, actor_of
+
+
+class MemberAddForm(LenientForm):
+    # The service names the refused field (an unknown user, a role that does not exist).
+    username = PostedText()
+    role = PostedText()
+
+
+class MemberRoleForm(LenientForm):
+    role = PostedText()
 
 
 def _context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
@@ -47,7 +58,7 @@ def members(request: TenantRequest) -> HttpResponse:
     """List members; POST adds an existing user with a role."""
     if request.method == "GET":
         return _render(request)
-    values = {"username": request.POST.get("username", ""), "role": request.POST.get("role", "")}
+    values = MemberAddForm.read(request.POST)
     try:
         added = member_add(tenant=request.tenant, username=values["username"], role=values["role"],
                            actor=actor_of(request))
@@ -66,7 +77,7 @@ def _membership(request: TenantRequest, member_id: int) -> Membership:
 @require_POST
 def member_role(request: TenantRequest, member_id: int) -> HttpResponse:
     membership = _membership(request, member_id)
-    role = request.POST.get("role", "")
+    role = MemberRoleForm.read(request.POST)["role"]
     before = membership.role
     try:
         changed = member_role_set(membership=membership, role=role, actor=actor_of(request))

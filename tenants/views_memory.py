@@ -19,14 +19,16 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from tenants.forms import LenientForm, OptionalInteger, PostedText, ReasonForm
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
+from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import WriteOutcome, memory_undo, memory_write, pending_count, volume_for
 from tenants.memory_ui_text import ui_message
 from tenants.models import MemoryVersion, MemoryVolume, Origin, Role, Tenant
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
-from tenants.ui_request import TenantRequest, actor_of, can_act
+from tenants.ui_request import TenantRequest, actor_of, can_act, int_or_none
 
 PENDING_CHANGED = "pendingChanged"  # the nav badge listens (memory/badge.html)
 VERSIONS_PER_PAGE = 50
@@ -35,13 +37,6 @@ LOST_VERSION = "The form lost the version it was loaded at; reload the page."
 
 
 # --- Shared helpers (the review pages use them too) ----------------------------------------
-
-def int_or_none(raw: str | None) -> int | None:
-    try:
-        return int(raw) if raw else None
-    except ValueError:
-        return None
-
 
 def nav_pending_count(tenant: Tenant) -> int:
     return pending_count(volume_for(tenant))
@@ -140,14 +135,39 @@ def memory_page(request: TenantRequest) -> HttpResponse:
     return TemplateResponse(request, "memory/memory.html", _page_context(request))
 
 
+class EntryForm(LenientForm):
+    """An entry's editor (GET opens it from the query, POST saves it): the entry's index and
+    the store version the page showed; a missing or garbled number is as if not sent."""
+
+    index = OptionalInteger()
+    version = OptionalInteger()
+    content = PostedText()
+
+
+class EntryRemoveForm(LenientForm):
+    index = OptionalInteger()
+    version = OptionalInteger()
+
+
+class EntryAddForm(LenientForm):
+    version = OptionalInteger()
+    content = PostedText()
+
+
+class RestoreForm(ReasonForm):
+    version = OptionalInteger(min_value=0)  # 0 restores the empty store; below it is no version
+
+
 class StaleVersion(Exception):
-    """The store moved on since the page was rendered (acceptance row 33)."""
+    """The store moved on since the page was rendered: the edit is refused, not applied over a change the
+    person has not seen."""
 
 
 def _write_at_version(
     request: TenantRequest, target: str, version: int, data_for: Callable[[list[str]], dict[str, Any]]
 ) -> WriteOutcome:
-    """Apply a human write only if the store is still at `version`.
+    """Apply a human write only if the store is still at `version` (a refusal raises
+    `MemoryRuleError`).
 
     The volume row is locked first, in this transaction, so the version check and the write
     see one state; memory_write takes the same lock again, which is a no-op inside it.
@@ -184,8 +204,8 @@ def _stale_panel(request: TenantRequest, target: str, *, what: str, **state: Any
 @require_http_methods(["GET", "POST"])
 def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
     """GET: open the inline editor for entry ?index= of ?version=. POST: replace that entry."""
-    params = request.GET if request.method == "GET" else request.POST
-    index, version = int_or_none(params.get("index")), int_or_none(params.get("version"))
+    values = EntryForm.read(request.GET if request.method == "GET" else request.POST)
+    index, version = values["index"], values["version"]
     volume = volume_for(request.tenant)
     if request.method == "GET":
         if version != volume.version(target) or index is None or not 0 <= index < len(volume.entries(target)):
@@ -193,7 +213,7 @@ def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
         panel = store_panel(volume, target, editing=index, draft=volume.entries(target)[index])
         return _render_store(request, panel)
 
-    draft = request.POST.get("content", "")
+    draft = values["content"]
     if version is None:
         return _render_store(request, store_panel(volume, target, notice=LOST_VERSION, notice_is_error=True))
     try:
@@ -202,21 +222,23 @@ def memory_entry_edit(request: TenantRequest, target: str) -> HttpResponse:
     except StaleVersion:
         return _render_store(request, _stale_panel(request, target, what="Your edit was not saved.",
                                                    conflict_draft=draft))
-    volume = volume_for(request.tenant)
-    if outcome.error is not None:
+    except MemoryRuleError as exc:  # shown in the editor, with the draft kept
+        volume = volume_for(request.tenant)
         entries = volume.entries(target)
         data = ({"action": "replace", "old_text": entries[index], "content": draft}
                 if index is not None and 0 <= index < len(entries) else None)
-        message, cap_hint = ui_message(outcome.error, volume, target, data)
+        message, cap_hint = ui_message(exc, volume, target, data)
         panel = store_panel(volume, target, editing=index, draft=draft, error=message, cap_hint=cap_hint)
         return _render_store(request, panel)
+    volume = volume_for(request.tenant)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def memory_entry_remove(request: TenantRequest, target: str) -> HttpResponse:
-    index, version = int_or_none(request.POST.get("index")), int_or_none(request.POST.get("version"))
+    values = EntryRemoveForm.read(request.POST)
+    index, version = values["index"], values["version"]
     if version is None:
         panel = store_panel(volume_for(request.tenant), target, notice=LOST_VERSION, notice_is_error=True)
         return _render_store(request, panel)
@@ -225,18 +247,19 @@ def memory_entry_remove(request: TenantRequest, target: str) -> HttpResponse:
             "action": "remove", "old_text": _entry_at(index)(entries)})
     except StaleVersion:
         return _render_store(request, _stale_panel(request, target, what="Nothing was deleted."))
-    volume = volume_for(request.tenant)
-    if outcome.error is not None:
-        panel = store_panel(volume, target, notice=ui_message(outcome.error, volume, target)[0], notice_is_error=True)
+    except MemoryRuleError as exc:
+        volume = volume_for(request.tenant)
+        panel = store_panel(volume, target, notice=ui_message(exc, volume, target)[0], notice_is_error=True)
         return _render_store(request, panel)
+    volume = volume_for(request.tenant)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def memory_entry_add(request: TenantRequest, target: str) -> HttpResponse:
-    draft = request.POST.get("content", "")
-    version = int_or_none(request.POST.get("version"))
+    values = EntryAddForm.read(request.POST)
+    draft, version = values["content"], values["version"]
     if version is None:
         panel = store_panel(volume_for(request.tenant), target, add_draft=draft, add_error=LOST_VERSION)
         return _render_store(request, panel)
@@ -246,11 +269,12 @@ def memory_entry_add(request: TenantRequest, target: str) -> HttpResponse:
         # The draft stays in the add form, now based on the current version.
         return _render_store(request, _stale_panel(request, target, what="Your entry was not added.",
                                                    add_draft=draft))
-    volume = volume_for(request.tenant)
-    if outcome.error is not None:
-        message, cap_hint = ui_message(outcome.error, volume, target, {"action": "add", "content": draft})
+    except MemoryRuleError as exc:
+        volume = volume_for(request.tenant)
+        message, cap_hint = ui_message(exc, volume, target, {"action": "add", "content": draft})
         panel = store_panel(volume, target, add_draft=draft, add_error=message, add_cap_hint=cap_hint)
         return _render_store(request, panel)
+    volume = volume_for(request.tenant)
     return _render_store(request, store_panel(volume, target, notice=outcome.body["message"]))
 
 
@@ -321,16 +345,18 @@ def memory_history(request: TenantRequest, target: str) -> HttpResponse:
 @require_POST
 def memory_restore(request: TenantRequest, target: str) -> HttpResponse:
     """Restore the entries after version N (0 = empty) as a new human version."""
-    version = int_or_none(request.POST.get("version"))
-    if version is None or version < 0:
+    values = RestoreForm.read(request.POST)
+    version = values["version"]
+    if version is None:
         context = _history_context(request, target, notice="No version given; nothing was restored.",
                                    notice_is_error=True)
         return render_page(request, "memory/history.html", context, partial="history-panel")
-    outcome = memory_undo(tenant=request.tenant, target=target, version=version, actor=actor_of(request),
-                          reason=request.POST.get("reason", "").strip())
-    if outcome.error is not None:
-        context = _history_context(request, target, notice=f"Version {version} was not restored: "
-                                   f"{outcome.error.message}", notice_is_error=True)
+    try:
+        outcome = memory_undo(tenant=request.tenant, target=target, version=version, actor=actor_of(request),
+                              reason=values["reason"])
+    except MemoryRuleError as exc:
+        context = _history_context(request, target, notice=f"Version {version} was not restored: {exc.message}",
+                                   notice_is_error=True)
         return render_page(request, "memory/history.html", context, partial="history-panel")
     if outcome.version is None:
         notice = f"{FILE_NAMES[target]} already holds the entries of version {version}; nothing changed."

@@ -11,6 +11,7 @@ from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
+from tenants.forms import LenientForm, PostedText
 from tenants.memory import rules
 from tenants.memory.files import DiskState, disk_state, drift_import_disk, drift_overwrite_disk
 from tenants.memory.importing import FILE_NAMES
@@ -62,12 +63,17 @@ def drift_marker(request: TenantRequest) -> HttpResponse:
     return TemplateResponse(request, "memory/_drift_marker.html", {"volume": volume_for(request.tenant)})
 
 
+class ImportForm(LenientForm):
+    # The digest of the file the page showed: the import is refused if the disk changed since.
+    disk_digest = PostedText()
+
+
 def _resolve(request: TenantRequest, target: str, how: str) -> HttpResponse:
     actor = actor_of(request)
     try:
         if how == "import":
             resolution = drift_import_disk(tenant=request.tenant, target=target, actor=actor,
-                                           disk_digest=request.POST.get("disk_digest") or None)
+                                           disk_digest=ImportForm.read(request.POST)["disk_digest"] or None)
             done = (f"Imported {FILE_NAMES[target]} from disk as version {resolution.version}."
                     if resolution.version is not None else
                     f"{FILE_NAMES[target]} on disk held the stored entries; the file was rewritten, nothing else changed.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.core.paginator import Paginator
 from django.db.models import F
 from django.http import Http404, HttpResponse
@@ -18,6 +19,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub import threats
+from tenants.forms import LenientForm, PostedList, PostedText, ReasonForm, first_error
 from tenants.memory import rules
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.rules import MemoryRuleError
@@ -38,6 +40,42 @@ BULK_DECISIONS = ("approve", "reject")
 
 def _target(params: Any) -> str:
     return params.get("target") if params.get("target") in rules.TARGETS else ""
+
+
+class ApproveForm(LenientForm):
+    """The reviewer's text for each add/replace step, as `content-<step>`. A step has a field
+    only when the page sent one: a card approved without opening its editor sends none."""
+
+    def __init__(self, data: Any, *, row: PendingRow) -> None:
+        super().__init__(data)
+        for step in row.steps:
+            name = f"content-{step['index']}"
+            if step["action"] in ("add", "replace") and name in data:
+                self.fields[name] = PostedText()
+
+
+class ApproveAllForm(LenientForm):
+    target = PostedText()  # a store name narrows the run; anything else is every store
+
+
+class BulkForm(forms.Form):
+    """A decision on the selected items; the first refusal (decision, then the selection) is
+    the page's notice and nothing is decided."""
+
+    decision = forms.ChoiceField(choices=[(d, d) for d in BULK_DECISIONS], error_messages={
+        "required": "Choose “Approve selected” or “Reject selected”.",
+        "invalid_choice": "Choose “Approve selected” or “Reject selected”.",
+    })
+    ids = PostedList()
+    reason = PostedText(strip=True)
+
+    def clean_ids(self) -> list[str]:
+        ids = list(dict.fromkeys(self.cleaned_data["ids"]))
+        if not ids:
+            raise forms.ValidationError("Select at least one item first; nothing was decided.")
+        if len(ids) > MAX_SELECTION:
+            raise forms.ValidationError(f"Select at most {MAX_SELECTION} items at a time; nothing was decided.")
+        return ids
 
 
 def _pending_context(request: TenantRequest, *, focus: PendingRow | None = None, **extra: Any) -> dict[str, Any]:
@@ -94,8 +132,9 @@ def pending_list(request: TenantRequest) -> HttpResponse:
 
 def _edit_of(request: TenantRequest, row: PendingRow) -> tuple[dict[str, Any] | None, dict[int, str]]:
     """The reviewer's edit as pending_approve takes it (None when nothing was changed)."""
-    drafts = {step["index"]: request.POST[f"content-{step['index']}"] for step in row.steps
-              if step["action"] in ("add", "replace") and f"content-{step['index']}" in request.POST}
+    posted = ApproveForm.read(request.POST, row=row)
+    drafts = {step["index"]: posted[f"content-{step['index']}"] for step in row.steps
+              if f"content-{step['index']}" in posted}
     if all(drafts[i] == step["content"] for i, step in enumerate(row.steps, start=1) if i in drafts):
         return None, drafts
     if "operations" not in row.item.payload:
@@ -112,30 +151,32 @@ def pending_approve_view(request: TenantRequest, pending_id: str) -> HttpRespons
     item = _pending_item(request, pending_id)
     volume = volume_for(request.tenant)
     edit, drafts = _edit_of(request, row_of(item, volume))
-    outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
-    if outcome.error is None:
-        notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
-        return _render_pending(request, notice=notice, event=PENDING_CHANGED)
-    if outcome.error.code == "NOT_PENDING":
-        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
-                               event=PENDING_CHANGED)
-    item.refresh_from_db()  # pending_approve recorded last_error
-    kept = drafts if edit else None
-    failed = row_of(item, volume, drafts=kept)
-    # The row's size is the staged text's: after a refused edit the refusal gives no numbers.
-    size = SizeAfter(failed.size.file_name, None, failed.size.limit) if edit and failed.size else failed.size
-    failed.error = refusal_text(outcome.error.code, outcome.error.message, size)
-    return _render_pending(request, focus=failed)
+    try:
+        pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request), edit=edit)
+    except MemoryRuleError as exc:
+        if exc.code == "NOT_PENDING":
+            return _render_pending(request, notice=f"#{item.public_id}: {exc.message}", notice_is_error=True,
+                                   event=PENDING_CHANGED)
+        item.refresh_from_db()  # pending_approve recorded last_error
+        kept = drafts if edit else None
+        failed = row_of(item, volume, drafts=kept)
+        # The row's size is the staged text's: after a refused edit the refusal gives no numbers.
+        size = SizeAfter(failed.size.file_name, None, failed.size.limit) if edit and failed.size else failed.size
+        failed.error = refusal_text(exc.code, exc.message, size)
+        return _render_pending(request, focus=failed)
+    notice = f"Approved #{item.public_id}{' after your edit' if edit else ''}: {item.summary}"
+    return _render_pending(request, notice=notice, event=PENDING_CHANGED)
 
 
 @tenant_view(Role.REVIEWER)
 @require_POST
 def pending_reject_view(request: TenantRequest, pending_id: str) -> HttpResponse:
     item = _pending_item(request, pending_id)
-    outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request),
-                             reason=request.POST.get("reason", "").strip())
-    if outcome.error is not None:
-        return _render_pending(request, notice=f"#{item.public_id}: {outcome.error.message}", notice_is_error=True,
+    try:
+        pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=actor_of(request),
+                       reason=ReasonForm.read(request.POST)["reason"])
+    except MemoryRuleError as exc:
+        return _render_pending(request, notice=f"#{item.public_id}: {exc.message}", notice_is_error=True,
                                event=PENDING_CHANGED)
     return _render_pending(request, notice=f"Rejected #{item.public_id}: {item.summary}", event=PENDING_CHANGED)
 
@@ -144,7 +185,7 @@ def pending_reject_view(request: TenantRequest, pending_id: str) -> HttpResponse
 @require_POST
 def pending_approve_all_view(request: TenantRequest) -> HttpResponse:
     """Oldest first, stopping at the first failure (which stays pending with its error)."""
-    target = _target(request.POST) or None
+    target = _target(ApproveAllForm.read(request.POST)) or None
     result = pending_approve_all(tenant=request.tenant, reviewer=actor_of(request), target=target)
     approved = len(result["approved"])
     notice = f"Approved {approved} item{'s' if approved != 1 else ''}."
@@ -173,33 +214,27 @@ def pending_bulk_view(request: TenantRequest) -> HttpResponse:
     single approve. The whole selection is looked up first: an id this tenant does not have
     is 404 and nothing is decided.
     """
-    decision = request.POST.get("decision")
-    ids = list(dict.fromkeys(request.POST.getlist("ids")))
-    if decision not in BULK_DECISIONS:
-        return _render_pending(request, notice="Choose “Approve selected” or “Reject selected”.", notice_is_error=True)
-    if not ids:
-        return _render_pending(request, notice="Select at least one item first; nothing was decided.",
-                               notice_is_error=True)
-    if len(ids) > MAX_SELECTION:
-        return _render_pending(request, notice=f"Select at most {MAX_SELECTION} items at a time; nothing was decided.",
-                               notice_is_error=True)
+    form = BulkForm(request.POST)
+    if not form.is_valid():
+        return _render_pending(request, notice=first_error(form), notice_is_error=True)
+    decision, ids = form.cleaned_data["decision"], form.cleaned_data["ids"]
     items = list(PendingWrite.objects.filter(volume__tenant=request.tenant, public_id__in=ids)
                  .order_by("created_at", "id"))
     if len(items) != len(ids):
         raise Http404("No such pending item.")
-    reviewer, reason = actor_of(request), request.POST.get("reason", "").strip()
+    reviewer, reason = actor_of(request), form.cleaned_data["reason"]
     done: list[str] = []
     refused: list[tuple[PendingWrite, MemoryRuleError]] = []
     for item in items:
-        if decision == "approve":
-            outcome = pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer)
+        try:
+            if decision == "approve":
+                pending_approve(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer)
+            else:
+                pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer, reason=reason)
+        except MemoryRuleError as exc:
+            refused.append((item, exc))
         else:
-            outcome = pending_reject(tenant=request.tenant, pending_id=item.public_id, reviewer=reviewer,
-                                     reason=reason)
-        if outcome.error is None:
             done.append(item.public_id)
-        else:
-            refused.append((item, outcome.error))
     # Sizes against the store as the selection left it, as the cards below show them.
     volume = volume_for(request.tenant)
     failures = [f"#{item.public_id}: {refusal_text(error.code, error.message, size_after(item, volume))}"

@@ -18,8 +18,10 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
 
+from tenants.forms import LenientForm, PostedText
 from tenants.memory import rules
 from tenants.memory.importing import FILE_NAMES
+from tenants.memory.rules import MemoryRuleError
 from tenants.memory.secrets import SecretRejected, secrets_add, secrets_clear
 from tenants.memory.service import memory_write, volume_for
 from tenants.models import Approval, MemoryVolume, Origin, Role, ThreatFinding
@@ -55,25 +57,25 @@ def finding_remove(request: TenantRequest, finding_id: str) -> HttpResponse:
     tenant = request.tenant
     finding = get_object_or_404(ThreatFinding, volume__tenant=tenant, public_id=finding_id,
                                 resolved_at__isnull=True)
-    with transaction.atomic():
-        # Locked first so the check that this exact entry is still stored and the removal see
-        # one state: old_text is a substring test, and a finding whose entry is gone must not
-        # delete some other entry that merely contains its text.
-        volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
-        if finding.entry not in volume.entries(finding.target):
-            outcome = None
-        else:
-            write = rules.parse_request({"action": "remove", "old_text": finding.entry}, finding.target)
-            outcome = memory_write(tenant=tenant, request=write, origin=Origin.HUMAN, actor=actor_of(request))
-    if outcome is None:
-        context = _findings_context(request, notice="That entry is no longer stored; nothing was removed.",
-                                    notice_is_error=True)
-        return render_page(request, "memory/findings.html", context, partial="findings-panel")
-    if outcome.error is not None:
-        message = outcome.error.message
-        if outcome.error.code == "AMBIGUOUS_MATCH":
+    try:
+        with transaction.atomic():
+            # Locked first so the check that this exact entry is still stored and the removal see
+            # one state: old_text is a substring test, and a finding whose entry is gone must not
+            # delete some other entry that merely contains its text.
+            volume = MemoryVolume.objects.select_for_update().get(pk=volume_for(tenant).pk)
+            stored = finding.entry in volume.entries(finding.target)
+            if stored:
+                write = rules.parse_request({"action": "remove", "old_text": finding.entry}, finding.target)
+                memory_write(tenant=tenant, request=write, origin=Origin.HUMAN, actor=actor_of(request))
+    except MemoryRuleError as exc:
+        message = exc.message
+        if exc.code == "AMBIGUOUS_MATCH":
             message = "The flagged text also occurs inside another entry; remove it on the Memory page instead."
         context = _findings_context(request, notice=message, notice_is_error=True)
+        return render_page(request, "memory/findings.html", context, partial="findings-panel")
+    if not stored:
+        context = _findings_context(request, notice="That entry is no longer stored; nothing was removed.",
+                                    notice_is_error=True)
         return render_page(request, "memory/findings.html", context, partial="findings-panel")
     context = _findings_context(request, notice=f"Removed the flagged {FILE_NAMES[finding.target]} entry.")
     return render_page(request, "memory/findings.html", context, partial="findings-panel")
@@ -92,15 +94,29 @@ def _render_settings(request: TenantRequest, **extra: Any) -> HttpResponse:
     return render_page(request, "memory/settings.html", _settings_context(request, **extra), partial="settings-panel")
 
 
-def _form_values(post: Any) -> dict[str, Any]:
-    """An HTML form sends text, and the settings serializer takes no text for a number
-    (docs/api.md "Conventions"): a limit written as an integer goes as one; anything else goes
-    as typed, and the serializer's message says why it is refused."""
-    payload: dict[str, Any] = {name: post.get(name, "").strip() for name in SETTINGS_FIELDS}
-    for name in INTEGER_SETTINGS:
-        if re.fullmatch(r"[+-]?\d{1,9}", payload[name]):
-            payload[name] = int(payload[name])
-    return payload
+class MemorySettingsForm(LenientForm):
+    """The fields as typed, trimmed: the settings serializer judges them, as for the API."""
+
+    memory_limit = PostedText(strip=True)
+    user_limit = PostedText(strip=True)
+    approval = PostedText(strip=True)
+
+    @classmethod
+    def payload(cls, post: Any) -> dict[str, Any]:
+        """An HTML form sends text, and the settings serializer takes no text for a number
+        (docs/api.md "Conventions"): a limit written as an integer goes as one; anything else
+        goes as typed, and the serializer's message says why it is refused."""
+        values = cls.read(post)
+        payload: dict[str, Any] = {name: values[name] for name in SETTINGS_FIELDS}
+        for name in INTEGER_SETTINGS:
+            if re.fullmatch(r"[+-]?\d{1,9}", payload[name]):
+                payload[name] = int(payload[name])
+        return payload
+
+
+class SecretForm(LenientForm):
+    secret = PostedText()  # as typed: secrets_add trims it and refuses what it must
+
 
 
 @tenant_view(Role.ADMIN)
@@ -110,7 +126,7 @@ def memory_settings(request: TenantRequest) -> HttpResponse:
     if request.method == "GET":
         return _render_settings(request)
     tenant = request.tenant
-    payload = _form_values(request.POST)
+    payload = MemorySettingsForm.payload(request.POST)
     try:
         with transaction.atomic():
             # The settings serializer saves the whole volume row; holding the row lock that
@@ -134,7 +150,8 @@ def memory_settings(request: TenantRequest) -> HttpResponse:
 def memory_secret_add(request: TenantRequest) -> HttpResponse:
     """Add one secret. The value is never rendered back, not even after an error."""
     try:
-        count = secrets_add(tenant=request.tenant, secret=request.POST.get("secret", ""), actor=actor_of(request))
+        secret = SecretForm.read(request.POST)["secret"]
+        count = secrets_add(tenant=request.tenant, secret=secret, actor=actor_of(request))
     except SecretRejected as exc:
         return _render_settings(request, secret_error=exc.message)
     return _render_settings(request, secret_notice=f"Secret saved; {count} set.")

@@ -8,6 +8,7 @@ from django.conf import settings
 
 from atoms.errors import AtomError, invalid
 from atoms.principal import Principal
+from atoms.services.barrier import open_store
 from tenants.api.base import TenantAPIView
 from tenants.models import KeyKind
 
@@ -26,6 +27,9 @@ class AtomsAPIView(TenantAPIView):
     body_limit: ClassVar[int] = BODY_LIMIT
     # Endpoints that change memory refuse read-only keys.
     changes_memory: ClassVar[bool] = False
+    # Every endpoint but purge (which resumes its own erasure) is closed while a purge is
+    # pending (docs/atoms.md "In the web UI: read playground and purge").
+    checks_barrier: ClassVar[bool] = True
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -41,9 +45,14 @@ class AtomsAPIView(TenantAPIView):
         return Principal.for_key(self.key)
 
     def body(self) -> dict[str, Any]:
+        """The JSON object the request carries, once the purge barrier allows the call. The
+        order of these checks is the order of the errors a client sees: malformed JSON, then
+        a body that is no object, then the barrier, then the endpoint's own parsing."""
         data = self.request.data
         if not isinstance(data, dict):
             raise invalid("The body must be a JSON object.")
+        if self.checks_barrier:
+            open_store(self.key.tenant)
         return data
 
 

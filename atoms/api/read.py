@@ -1,6 +1,9 @@
-"""POST /api/v1/atoms/read."""
+"""POST /api/v1/atoms/read: the body parsed into a `ReadCommand`, the `ReadResult` rendered as
+JSON (docs/architecture.md "Typed services")."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -9,21 +12,54 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.api.schemas_recall import AtomsRead
-from atoms.services.read import atoms_read
+from atoms.api.schemas_results import AtomsReceipt, AtomsScoredView, AtomsSourceView, AtomsUsage
+from atoms.core.render import FORMAT_VERSION
+from atoms.errors import invalid
+from atoms.principal import Principal, resolve_binding
+from atoms.services.barrier import open_store
+from atoms.services.read import ReadCommand, ReadResult, atoms_read
+from atoms.services.read_options import parse_options, parse_state
+from atoms.services.receipts import receipt_response
 from memoryhub.api.schema import errors
 
+BODY_KEYS = {"binding", "state", "options"}
+
+
+def parse_read(caller: Principal, body: dict[str, Any]) -> ReadCommand:
+    """The command a read body asks for; INVALID_INPUT, INVALID_SCHEMA, LIMIT_EXCEEDED or
+    ACCESS_DENIED (a binding the caller may not use) in the order of the body's parts."""
+    if set(body) - BODY_KEYS:
+        raise invalid("The body keys are binding, state and options.")
+    binding = resolve_binding(caller, body.get("binding"))
+    state = parse_state(body.get("state"))
+    options = parse_options(body.get("options"))
+    return ReadCommand(binding=binding, state=state, options=options, sent_options=body.get("options") or {})
+
+
+def read_json(result: ReadResult) -> dict[str, Any]:
+    """The RecallResult of docs/atoms.md "Recall"."""
+    body: dict[str, Any] = {
+        "items": result.items, "text": result.text, "formatVersion": FORMAT_VERSION, "refs": result.refs,
+        "sources": result.sources, "tokenCount": result.token_count, "stale": result.stale,
+        "receipt": receipt_response(result.receipt), "usage": result.usage, "diagnostics": result.diagnostics,
+    }
+    if result.cursor is not None:
+        body["cursor"] = result.cursor
+    return body
+
 RecallResult = inline_serializer("AtomsRecallResult", {
-    "items": serializers.ListField(child=serializers.DictField()),
-    "text": serializers.CharField(),
-    "formatVersion": serializers.IntegerField(),
-    "refs": serializers.ListField(child=serializers.CharField()),
-    "sources": serializers.ListField(child=serializers.DictField()),
-    "tokenCount": serializers.IntegerField(),
-    "stale": serializers.ListField(child=serializers.CharField()),
-    "receipt": serializers.DictField(),
-    "cursor": serializers.CharField(required=False),
-    "usage": serializers.DictField(child=serializers.IntegerField()),
-    "diagnostics": serializers.DictField(),
+    "items": AtomsScoredView(many=True, help_text="The selected atoms with scores, in render order."),
+    "text": serializers.CharField(help_text="The canonical format-2 render to put in a prompt."),
+    "formatVersion": serializers.IntegerField(help_text="2."),
+    "refs": serializers.ListField(child=serializers.CharField(), help_text="The refs of `items`."),
+    "sources": AtomsSourceView(many=True, help_text="The sources the render quotes."),
+    "tokenCount": serializers.IntegerField(help_text="UTF-8 bytes of `text`."),
+    "stale": serializers.ListField(child=serializers.CharField(),
+                                   help_text="Refs of derived atoms whose sources changed since."),
+    "receipt": AtomsReceipt(),
+    "cursor": serializers.CharField(required=False, help_text="Present when more ranked atoms are left."),
+    "usage": AtomsUsage(),
+    "diagnostics": serializers.DictField(help_text="How the answer was computed (docs/atoms.md \"Recall\")."),
 })
 
 
@@ -69,4 +105,11 @@ class ReadView(AtomsAPIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        return Response(atoms_read(caller=self.principal, body=self.body()))
+        return Response(read_json(atoms_read(parse_read(self.principal, self.body()))))
+
+
+def answer_read(caller: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    """A read body answered as POST /api/v1/atoms/read answers it, without HTTP: the purge
+    barrier, the parsing, the service, the JSON (the MCP tool and the benchmarks call this)."""
+    open_store(caller.tenant)
+    return read_json(atoms_read(parse_read(caller, body)))

@@ -1,10 +1,11 @@
 """Request-body schemas shared by the Atom endpoints: the binding, the budget, id shapes.
 
-These serializers only describe the bodies in the OpenAPI schema; the Atom services
-validate every body themselves and stay the source of truth (docs/atoms.md "Request
-schemas"). Each rule stated here is one the service enforces: a field the service reads
-with `body.get(...)` and treats `null` as absent is optional and nullable; an object whose
-unknown keys the service refuses is a `StrictSerializer` (`additionalProperties: false`).
+These serializers only describe the bodies in the OpenAPI schema; the parse functions of
+atoms/api/<endpoint>.py validate every body into a typed command and stay the source of
+truth (docs/atoms.md "Request schemas", docs/architecture.md "Typed services"). Each rule
+stated here is one the parser enforces: a field it reads with `body.get(...)` and treats
+`null` as absent is optional and nullable; an object whose unknown keys it refuses is a
+`StrictSerializer` (`additionalProperties: false`).
 Where the service checks bytes (UTF-8 lengths), the schema states the same number as a
 length in characters, which is never stricter: a string of more characters also has more
 bytes. Field names are the JSON names (camelCase).
@@ -17,6 +18,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from atoms.models import OriginKind
 from memoryhub.api.strict import StrictSerializer, distinct_names
 
 UUID4 = "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
@@ -32,7 +34,7 @@ LABEL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
 NOT_BLANK_PATTERN = "\\S"
 ID_MAX = 512  # the id rule: 1..512 UTF-8 bytes (docs/api.md "Conventions")
 TEXT_MAX = 65_536  # an atom's text and each state text: at most 65,536 UTF-8 bytes
-GENERATED_ORIGINS = ["extraction", "organization", "derived", "hypothesis"]
+GENERATED_ORIGINS = [kind.value for kind in OriginKind if kind != OriginKind.SOURCE]
 
 
 def pattern_field(pattern: str, **kwargs: Any) -> serializers.CharField:

@@ -1,8 +1,8 @@
 """Request-body schemas of the host endpoints: observe, manifest, uses, uses/reset and the
 index calls (docs/atoms.md "Decisions" and "Semantic index").
 
-Only the OpenAPI description: atoms/services/observe.py, manifests.py, uses.py and
-index_api.py validate the bodies (see atoms/api/schemas_common.py).
+Only the OpenAPI description: the parse functions of atoms/api/observe.py, uses.py and
+index.py validate the bodies (see atoms/api/schemas_common.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Request-body schemas of search, read and inspect (docs/atoms.md "Recall" and "Decisions").
 
-Only the OpenAPI description: atoms/services/search.py, read.py, read_options.py,
-budget.py and inspect.py validate the bodies (see atoms/api/schemas_common.py).
+Only the OpenAPI description: the parse functions of atoms/api/search.py, read.py and
+inspect.py validate the bodies, with the validators of atoms/services/read_options.py and
+budget.py (see atoms/api/schemas_common.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Request-body schemas of write and purge (docs/atoms.md "Decisions", purge).
 
-Only the OpenAPI description: atoms/services/write_plan.py and purge.py validate the
-bodies (see atoms/api/schemas_common.py). A change is one of create, revise and retire,
+Only the OpenAPI description: the parse functions of atoms/api/write.py (with
+atoms/services/write_plan.py) and atoms/api/purge.py validate the bodies (see
+atoms/api/schemas_common.py). A change is one of create, revise and retire,
 told apart by `op`, each with exactly its own keys (and an optional input token).
 """
 

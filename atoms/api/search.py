@@ -1,6 +1,9 @@
-"""POST /api/v1/atoms/search."""
+"""POST /api/v1/atoms/search: the body parsed into a `SearchCommand`, the `SearchResult`
+rendered as JSON (docs/architecture.md "Typed services")."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -9,16 +12,57 @@ from rest_framework.response import Response
 
 from atoms.api.base import AtomsAPIView
 from atoms.api.schemas_recall import AtomsSearch
-from atoms.services.search import atoms_search
+from atoms.api.schemas_results import AtomsReceipt, AtomsScoredView, AtomsUsage
+from atoms.clock import now_ms
+from atoms.core.text import is_blank
+from atoms.errors import invalid
+from atoms.principal import Principal, resolve_binding
+from atoms.services.barrier import open_store
+from atoms.services.budget import check_deadline
+from atoms.services.receipts import receipt_response
+from atoms.services.search import SearchCommand, SearchResult, atoms_search, parse_options
 from memoryhub.api.schema import errors
 
-SearchResult = inline_serializer("AtomsSearchResult", {
-    "items": serializers.ListField(child=serializers.DictField()),
-    "stale": serializers.ListField(child=serializers.CharField()),
-    "receipt": serializers.DictField(),
-    "cursor": serializers.CharField(required=False),
-    "diagnostics": serializers.DictField(),
-    "usage": serializers.DictField(child=serializers.IntegerField()),
+BODY_KEYS = {"binding", "query", "options"}
+
+
+def parse_search(caller: Principal, body: dict[str, Any]) -> SearchCommand:
+    """The command a search body asks for; INVALID_INPUT, INVALID_SCHEMA, BUDGET_EXHAUSTED (a
+    deadline already past) or ACCESS_DENIED (a binding the caller may not use) in the order
+    of the body's parts."""
+    if set(body) - BODY_KEYS:
+        raise invalid("The body keys are binding, query and options.")
+    binding = resolve_binding(caller, body.get("binding"))
+    options = parse_options(body.get("options"))
+    query = body.get("query")
+    if not isinstance(query, str) or is_blank(query):
+        # A deadline already past is reported before the query. A valid command's deadline is
+        # checked once, by the service, right before its work.
+        check_deadline(options.budget, now_ms())
+        raise invalid("query must be a non-blank string.", path="query")
+    return SearchCommand(binding=binding, query=query, options=options, sent_options=body.get("options") or {})
+
+
+def search_json(result: SearchResult) -> dict[str, Any]:
+    """The SearchResult of docs/atoms.md "Recall"."""
+    body: dict[str, Any] = {
+        "items": result.items, "stale": result.stale, "receipt": receipt_response(result.receipt),
+        "diagnostics": result.diagnostics, "usage": result.usage,
+    }
+    if result.cursor is not None:
+        body["cursor"] = result.cursor
+    return body
+
+
+SearchResultSchema = inline_serializer("AtomsSearchResult", {
+    "items": AtomsScoredView(many=True, help_text="A page of the ranking: atoms with scores, best first."),
+    "stale": serializers.ListField(child=serializers.CharField(),
+                                   help_text="Refs of matched generated atoms whose sources changed since, "
+                                             "set aside from `items`."),
+    "receipt": AtomsReceipt(),
+    "cursor": serializers.CharField(required=False, help_text="Present when more ranked atoms are left."),
+    "diagnostics": serializers.DictField(help_text="How the ranking was computed (docs/atoms.md \"Recall\")."),
+    "usage": AtomsUsage(),
 })
 
 
@@ -32,7 +76,7 @@ class SearchView(AtomsAPIView):
             "observe can present and watch; it never changes use state."
         ),
         request=AtomsSearch,
-        responses={200: SearchResult, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
+        responses={200: SearchResultSchema, **errors({409: ["STATE_INVALIDATED"], 410: ["CURSOR_EXPIRED"],
                                                 422: ["BUDGET_EXHAUSTED"]})},
         examples=[
             OpenApiExample("a query", request_only=True, value={"query": "coffee brew temperature",
@@ -59,4 +103,11 @@ class SearchView(AtomsAPIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        return Response(atoms_search(caller=self.principal, body=self.body()))
+        return Response(search_json(atoms_search(parse_search(self.principal, self.body()))))
+
+
+def answer_search(caller: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    """A search body answered as POST /api/v1/atoms/search answers it, without HTTP: the purge
+    barrier, the parsing, the service, the JSON (the MCP tool, the benchmarks and tests call this)."""
+    open_store(caller.tenant)
+    return search_json(atoms_search(parse_search(caller, body)))

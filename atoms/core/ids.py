@@ -23,7 +23,7 @@ _UUID4_RE: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a
 
 # The kinds of opaque id we issue, and the code a malformed one gets where the caller
 # passes it to us: a ref or atom/revision id that cannot exist is an unknown reference;
-# a malformed token, operation, receipt or erasure id is a bad input (acceptance case 14).
+# a malformed token, operation, receipt or erasure id is a bad input.
 ID_KINDS: Final[dict[str, str]] = {
     "atom": "INVALID_REF",
     "revision": "INVALID_REF",

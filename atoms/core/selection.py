@@ -5,7 +5,7 @@ and the unnormalized activations. Definitions, as in the spec:
 
 - R is the ranking without blocked roots. The weight of the root at position k of R (k = 1
   for the first root not yet shown on this page) is w = a · 2^-(k-1), its activation halved
-  per rank (docs/atoms.md "Selection utility (read)" and "Selection utility"); closure-only members
+  per rank (docs/atoms.md "Selection utility (read)"); closure-only members
   weigh 0 (a revision missing from `weights` weighs 0). Since activations never rise along
   R, every root weighs more than all roots after it together: U prefers a better-ranked root
   to any number of worse-ranked ones, so packing never trades a relevant atom for many short,

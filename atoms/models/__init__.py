@@ -1,22 +1,30 @@
 from atoms.models.access import InputToken, Receipt, Ref, ReplayRecord, Tombstone
 from atoms.models.index import IndexCheckpoint, IndexEntry, PolicyFeed, VectorIndexSnapshot, VectorTombstone
 from atoms.models.lexical import LexicalCorpus, LexicalPosting, LexicalTerm
-from atoms.models.review import ReviewNote
+from atoms.models.review import HIDDEN_REVIEW, NoteKind, ReviewNote
 from atoms.models.storage import (
     Atom,
     AtomStore,
+    DependencyKind,
     EraseDependency,
     ErasureReceipt,
     Origin,
+    OriginKind,
     PurgedAtom,
+    ReviewStatus,
     Revision,
+    RevisionState,
+    Schema,
     Slot,
+    SlotMode,
 )
 from atoms.models.uses import UseMarker, UseState
 
 __all__ = [
+    "HIDDEN_REVIEW",
     "Atom",
     "AtomStore",
+    "DependencyKind",
     "EraseDependency",
     "ErasureReceipt",
     "IndexCheckpoint",
@@ -25,15 +33,21 @@ __all__ = [
     "LexicalCorpus",
     "LexicalPosting",
     "LexicalTerm",
+    "NoteKind",
     "Origin",
+    "OriginKind",
     "PolicyFeed",
     "PurgedAtom",
     "Receipt",
     "Ref",
     "ReplayRecord",
     "ReviewNote",
+    "ReviewStatus",
     "Revision",
+    "RevisionState",
+    "Schema",
     "Slot",
+    "SlotMode",
     "Tombstone",
     "UseMarker",
     "UseState",

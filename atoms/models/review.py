@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from django.db import models
 
-from atoms.models.storage import Revision
+from atoms.models.storage import ReviewStatus, Revision
 from tenants.models import Tenant
 
 
-class ReviewNote(models.Model):
-    KINDS = (("retire", "retire"), ("reject", "reject"))
+class NoteKind(models.TextChoices):
+    RETIRE = "retire", "retire"
+    REJECT = "reject", "reject"
 
+
+class ReviewNote(models.Model):
     revision = models.OneToOneField(Revision, primary_key=True, on_delete=models.CASCADE, related_name="review_note")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=8, choices=KINDS)
+    kind = models.CharField(max_length=8, choices=NoteKind.choices)
     reason = models.CharField(max_length=500)
     author = models.CharField(max_length=200)  # the person's subject, `user:<username>`
     created_at = models.DateTimeField(auto_now_add=True)
@@ -29,4 +32,4 @@ class ReviewNote(models.Model):
 
 # Review statuses that hide a revision from every API caller: quarantined text waits for a
 # reviewer, rejected text is what a reviewer refused (docs/atoms.md "Review UI").
-HIDDEN_REVIEW = ("quarantined", "rejected")
+HIDDEN_REVIEW = (ReviewStatus.QUARANTINED, ReviewStatus.REJECTED)

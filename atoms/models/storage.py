@@ -34,6 +34,51 @@ class AtomStore(models.Model):
         return store
 
 
+class ReviewStatus(models.TextChoices):
+    """Where a revision stands in review (docs/atoms.md "Review UI"). Quarantined and rejected
+    revisions are hidden from every API caller (`atoms.models.review.HIDDEN_REVIEW`)."""
+
+    UNREVIEWED = "unreviewed", "Unreviewed"
+    APPROVED = "approved", "Approved"
+    QUARANTINED = "quarantined", "Quarantined"
+    REJECTED = "rejected", "Rejected"
+
+
+class RevisionState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    RETIRED = "retired", "Retired"
+
+
+class Schema(models.TextChoices):
+    """Source text is what a person or key wrote itself; everything else is an atom."""
+
+    SOURCE = "source", "Source"
+    ATOM = "atom", "Atom"
+
+
+class OriginKind(models.TextChoices):
+    """The provenance kind of a revision: `source`, or the `generatedOrigin` an agent declared."""
+
+    SOURCE = "source", "Source"
+    EXTRACTION = "extraction", "Extraction"
+    ORGANIZATION = "organization", "Organization"
+    DERIVED = "derived", "Derived"
+    HYPOTHESIS = "hypothesis", "Hypothesis"
+
+
+class SlotMode(models.TextChoices):
+    """An `include` link is read with its linker; a `refer` link only names its target."""
+
+    REFER = "refer", "Refer"
+    INCLUDE = "include", "Include"
+
+
+class DependencyKind(models.TextChoices):
+    ORIGIN = "origin", "Origin"
+    TOKEN_READ = "token-read", "Token read"
+    LEGACY_SLOT = "legacy-slot", "Legacy slot"
+
+
 class Atom(models.Model):
     id = models.CharField(max_length=64, primary_key=True)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="atoms")
@@ -59,16 +104,16 @@ class Revision(models.Model):
     previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     recorded_at = models.BigIntegerField()
     operation_id = models.CharField(max_length=64)
-    schema = models.CharField(max_length=8)  # source | atom
-    state = models.CharField(max_length=8)  # active | retired
+    schema = models.CharField(max_length=8, choices=Schema.choices)
+    state = models.CharField(max_length=8, choices=RevisionState.choices)
     body = models.TextField()
     body_bytes = models.PositiveIntegerField()
-    origin = models.CharField(max_length=16)  # provenance kind
+    origin = models.CharField(max_length=16, choices=OriginKind.choices)
     producer = models.CharField(max_length=200)
     input_token = models.CharField(max_length=64, blank=True)
     dependency_contract = models.CharField(max_length=16, blank=True)
     valid_time = models.JSONField(null=True, blank=True)
-    review_status = models.CharField(max_length=12)
+    review_status = models.CharField(max_length=12, choices=ReviewStatus.choices)
     # The seq at which the revision became visible: its commit, or a later approval (docs/atoms.md "Match").
     visible_seq = models.PositiveBigIntegerField(default=0)
     is_head = models.BooleanField(default=True)
@@ -93,7 +138,7 @@ class Slot(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()
     role = models.CharField(max_length=600)
-    mode = models.CharField(max_length=8, default="refer")
+    mode = models.CharField(max_length=8, choices=SlotMode.choices, default=SlotMode.REFER)
     target_atom_id = models.CharField(max_length=64)
     target_revision_id = models.CharField(max_length=64, blank=True)  # blank: logical link
     required = models.BooleanField(default=False)
@@ -131,7 +176,7 @@ class EraseDependency(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     dependent_atom_id = models.CharField(max_length=64)
     dependency_atom_id = models.CharField(max_length=64)
-    kind = models.CharField(max_length=16)  # origin | token-read | legacy-slot
+    kind = models.CharField(max_length=16, choices=DependencyKind.choices)
     legacy = models.BooleanField(default=False)
 
     class Meta:

@@ -1,26 +1,47 @@
-"""index/update and index/prioritize for API callers (docs/atoms.md "Semantic index"): validation, then the
-indexing services."""
+"""index/update and index/prioritize for API callers (docs/atoms.md "Semantic index"): the indexing services
+run for a validated command. atoms/api/index.py parses the bodies and renders the results
+(docs/architecture.md "Typed services")."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from atoms.embedding import LoadedProvider, ModelSpaceMismatch, ProviderUnavailable, tenant_provider
-from atoms.errors import AtomError, invalid
-from atoms.models import AtomStore
-from atoms.principal import Principal, resolve_binding
-from atoms.services.barrier import check_barrier
-from atoms.services.budget import is_int
+from atoms.errors import AtomError
+from atoms.models import AtomStore, Revision
+from atoms.principal import Binding
+from atoms.services.barrier import open_store
 from atoms.services.indexing import DEFAULT_LIMIT, index_prioritize, index_run
-from atoms.services.refs import resolve_ref
-
-UPDATE_MAX = 1024
-PRIORITIZE_LIMIT = 256
+from tenants.models import Tenant
 
 
-def _provider(store: AtomStore, principal: Principal) -> LoadedProvider:
+@dataclass(frozen=True)
+class IndexUpdateCommand:
+    binding: Binding  # its read policies are the feeds consumed, in name order
+    limit: int = DEFAULT_LIMIT  # feed events to process, 1 to UPDATE_MAX (atoms/api/index.py)
+
+
+@dataclass(frozen=True)
+class IndexUpdateResult:
+    indexed: int  # heads encoded
+    processed: int  # feed events consumed
+    pending: bool  # more events wait in these feeds
+
+
+@dataclass(frozen=True)
+class IndexPrioritizeCommand:
+    binding: Binding
+    revisions: tuple[Revision, ...]  # the refs, resolved for the binding's read policies
+
+
+@dataclass(frozen=True)
+class IndexPrioritizeResult:
+    indexed: int  # heads encoded now (the others were not active heads or had a valid entry)
+
+
+def _provider(store: AtomStore, tenant: Tenant) -> LoadedProvider:
     try:
-        loaded = tenant_provider(principal.tenant, store)
+        loaded = tenant_provider(tenant, store)
     except ProviderUnavailable as exc:
         raise AtomError("INDEX_NOT_READY", "The embedding provider failed to load.", {"reason": str(exc)}) from exc
     if loaded is None:
@@ -28,63 +49,31 @@ def _provider(store: AtomStore, principal: Principal) -> LoadedProvider:
     return loaded
 
 
-def _limit(raw: Any, default: int, maximum: int) -> int:
-    options = {} if raw is None else raw
-    if not isinstance(options, dict):
-        raise invalid("options must be an object.", path="options")
-    if "cursor" in options:
-        raise invalid("Index calls take no cursor.", path="options.cursor")
-    unknown = sorted(set(options) - {"limit"})
-    if unknown:
-        raise invalid(f"Unknown option {unknown[0]!r}.", path=f"options.{unknown[0]}")
-    limit = options.get("limit", default)
-    if not is_int(limit) or not 1 <= limit <= maximum:
-        raise AtomError("INVALID_SCHEMA", f"limit must be an integer from 1 to {maximum}.", {"path": "options.limit"})
-    return limit
-
-
 def _mismatch(exc: ModelSpaceMismatch) -> AtomError:
     return AtomError("MODEL_SPACE_MISMATCH", "The encoder returned vectors of the wrong dimension.",
                      {"reason": str(exc)})
 
 
-def atoms_index_update(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_index_update(command: IndexUpdateCommand) -> IndexUpdateResult:
     """Consume up to `limit` feed events over the binding's read policies, in name order."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - {"binding", "options"}:
-        raise invalid("The body keys are binding and options.")
-    limit = _limit(body.get("options"), DEFAULT_LIMIT, UPDATE_MAX)
-    binding = resolve_binding(caller, body.get("binding"))
-    loaded = _provider(store, caller)
+    binding = command.binding
+    tenant = binding.principal.tenant
+    loaded = _provider(open_store(tenant), tenant)
     if not binding.read_policies:
         raise AtomError("INDEX_NOT_READY", "The binding reads no policy: there is no feed.", {"reason": "no-feed"})
     try:
-        result = index_run(tenant=caller.tenant, loaded=loaded, policies=binding.read_policies, limit=limit)
+        result = index_run(tenant=tenant, loaded=loaded, policies=binding.read_policies, limit=command.limit)
     except ModelSpaceMismatch as exc:
         raise _mismatch(exc) from exc
-    return {"indexed": result.indexed, "processed": result.processed, "pending": result.pending}
+    return IndexUpdateResult(indexed=result.indexed, processed=result.processed, pending=result.pending)
 
 
-def atoms_index_prioritize(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_index_prioritize(command: IndexPrioritizeCommand) -> IndexPrioritizeResult:
     """Encode the given refs now if they are active heads without a valid entry."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - {"binding", "refs", "options"}:
-        raise invalid("The body keys are binding, refs and options.")
-    limit = _limit(body.get("options"), PRIORITIZE_LIMIT, PRIORITIZE_LIMIT)
-    refs = body.get("refs")
-    if not isinstance(refs, list):
-        raise invalid("refs must be a list of refs.", path="refs")
-    if len(refs) > limit:
-        raise AtomError("LIMIT_EXCEEDED", f"At most {limit} refs per call.",
-                        {"path": "refs", "limit": limit, "actual": len(refs)})
-    binding = resolve_binding(caller, body.get("binding"))
-    revisions = [resolve_ref(binding.principal, ref, binding.read_policies, path=f"refs[{i}]")
-                 for i, ref in enumerate(refs)]
-    loaded = _provider(store, caller)
+    tenant = command.binding.principal.tenant
+    loaded = _provider(open_store(tenant), tenant)
     try:
-        indexed = index_prioritize(tenant=caller.tenant, loaded=loaded, revisions=revisions)
+        indexed = index_prioritize(tenant=tenant, loaded=loaded, revisions=command.revisions)
     except ModelSpaceMismatch as exc:
         raise _mismatch(exc) from exc
-    return {"indexed": indexed}
+    return IndexPrioritizeResult(indexed=indexed)

@@ -28,7 +28,16 @@ from atoms.core.canonical import sha256_hex
 from atoms.core.embedding import chunk_text
 from atoms.embedding import LoadedProvider, has_provider
 from atoms.errors import AtomError
-from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, Revision, VectorIndexSnapshot, VectorTombstone
+from atoms.models import (
+    AtomStore,
+    IndexCheckpoint,
+    IndexEntry,
+    ReviewStatus,
+    Revision,
+    RevisionState,
+    VectorIndexSnapshot,
+    VectorTombstone,
+)
 from atoms.services.feed import checkpoint_advanced, lock_feed
 from tenants.models import ApiKey, Tenant
 
@@ -93,7 +102,7 @@ def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dic
 
 
 def _encodable(head: Revision) -> bool:
-    return head.is_head and head.state == "active" and head.review_status != "quarantined"
+    return head.is_head and head.state == RevisionState.ACTIVE and head.review_status != ReviewStatus.QUARANTINED
 
 
 def encode_entries(tenant: Tenant, loaded: LoadedProvider, heads: Sequence[Revision]) -> list[IndexEntry]:

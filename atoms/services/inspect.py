@@ -10,7 +10,7 @@ trace: no entry, no count, no hint in diagnostics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.db import transaction
 from django.db.models import Q
@@ -20,24 +20,24 @@ from atoms.core.canonical import canonical, digest
 from atoms.core.errors import AtomsCoreError
 from atoms.core.spans import ByteRange, byte_range
 from atoms.errors import AtomError, denied, from_core, invalid
-from atoms.models import Atom, AtomStore, PurgedAtom, Revision, Slot
+from atoms.models import Atom, PurgedAtom, Receipt, Revision, Slot
 from atoms.models.review import HIDDEN_REVIEW
-from atoms.principal import Binding, Principal, resolve_binding
-from atoms.services.barrier import check_barrier
-from atoms.services.budget import Budget, check_deadline, parse_budget
+from atoms.models.storage import RevisionState
+from atoms.principal import Binding, Principal
+from atoms.services.barrier import open_store
+from atoms.services.budget import CEILINGS, Budget, check_deadline, parse_budget
 from atoms.services.cursors import issue_cursor, open_cursor
-from atoms.services.receipts import PresentedUnit, create_receipt, receipt_response
+from atoms.services.receipts import PresentedUnit, create_receipt
 from atoms.services.refs import resolve_ref
 from atoms.services.staleness import stale_revision_ids
 from atoms.services.views import AT, render_views
 
-BODY_KEYS = {"binding", "ref", "options"}
 OPTION_KEYS = {"version", "direction", "roles", "limit", "cursor", "range", "budget", "deadline"}
 VERSIONS = ("observed", "latest")
 DIRECTIONS = ("both", "outgoing", "incoming")
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 10_000
-MEDIA_TYPE = "text/plain; charset=utf-8"
+MEDIA_TYPE = "text/plain; charset=utf-8"  # of a range's text (docs/atoms.md "Decisions")
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,77 @@ def parse_options(raw: Any) -> InspectOptions:
     )
 
 
+def options_as_sent(options: InspectOptions) -> dict[str, Any] | None:
+    """The options object a form would send: what differs from the defaults, or None (no
+    options object) when nothing does."""
+    sent: dict[str, Any] = {}
+    if options.version != "observed":
+        sent["version"] = options.version
+    if options.direction != "both":
+        sent["direction"] = options.direction
+    if options.roles is not None:
+        sent["roles"] = sorted(options.roles)
+    if options.limit != DEFAULT_LIMIT:
+        sent["limit"] = options.limit
+    if options.range is not None:
+        sent["range"] = {"start": options.range[0], "bytes": options.range[1]}
+    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
+    if lowered:
+        sent["budget"] = lowered
+    if options.budget.deadline is not None:
+        sent["deadline"] = options.budget.deadline
+    if options.cursor is not None:
+        sent["cursor"] = options.cursor
+    return sent or None
+
+
+@dataclass(frozen=True)
+class InspectCommand:
+    """One inspect, validated and authorized (docs/architecture.md "Typed services"): the API
+    parses a body into it (atoms/api/inspect.py). The ref is resolved by the service, in its
+    transaction (a ref's revision can be purged or hidden in between)."""
+
+    binding: Binding
+    ref: str
+    options: InspectOptions = field(default_factory=InspectOptions)
+    # The options object as the caller sent it, None when the body had none: the receipt's
+    # signalDigest hashes the ref with it, and a cursor is bound to it less the cursor
+    # (docs/atoms.md "Try it"). A command built in code leaves `from_body` False; its options
+    # as sent are then those that differ from the defaults, as a form would send them.
+    sent_options: dict[str, Any] | None = None
+    from_body: bool = False
+
+    def options_as_sent(self) -> dict[str, Any] | None:
+        return self.sent_options if self.from_body else options_as_sent(self.options)
+
+
+@dataclass(frozen=True)
+class ShownNeighbour:
+    revision: Revision
+    view: dict[str, Any]  # its AtomView (docs/atoms.md "Recall")
+    via: list[dict[str, Any]]  # every link that reaches it (docs/atoms.md "Decisions")
+
+
+@dataclass(frozen=True)
+class InspectResult:
+    """What one inspect page answers; atoms/api/inspect.py renders it as the InspectResult JSON."""
+
+    root: Revision
+    atom: dict[str, Any]  # the root's AtomView, without `text` when a range is shown
+    neighbours: list[ShownNeighbour]
+    read_eligibility: Literal["blocked", "unchecked"]
+    stale: list[str]  # refs of the shown revisions that are stale
+    receipt: Receipt
+    stop: str  # completed, page-limit or budget
+    usage: dict[str, int]
+    cursor: str | None
+    range: ByteRange | None
+
+    @property
+    def review(self) -> str:
+        return self.root.review_status
+
+
 def _readable(revision: Revision | None, read_policies: set[str]) -> bool:
     return revision is not None and revision.policy in read_policies and revision.review_status not in HIDDEN_REVIEW
 
@@ -149,7 +220,7 @@ def collect_neighbours(principal: Principal, root: Revision, read_policies: set[
         if root.is_head:
             match |= Q(target_revision_id="")
         incoming = (Slot.objects.filter(tenant=principal.tenant, target_atom_id=root.atom_id)
-                    .filter(match, revision__is_head=True, revision__state="active")
+                    .filter(match, revision__is_head=True, revision__state=RevisionState.ACTIVE)
                     .select_related("revision").order_by("revision__seq", "revision_id", "position"))
         if options.roles is not None:
             incoming = incoming.filter(role__in=options.roles)
@@ -195,23 +266,16 @@ def _root(principal: Principal, ref: Any, read_policies: tuple[str, ...], versio
     return revision
 
 
-def atoms_inspect(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_inspect(command: InspectCommand) -> InspectResult:
     """docs/atoms.md "Decisions". Refs and the receipt are created in one transaction with the reads."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are binding, ref and options.")
-    binding = resolve_binding(caller, body.get("binding"))
-    options = parse_options(body.get("options"))
+    binding, ref, options = command.binding, command.ref, command.options
+    store = open_store(binding.principal.tenant)
     check_deadline(options.budget, now_ms())
-    ref = body.get("ref")
-    if not isinstance(ref, str):
-        raise invalid("ref must be a string.", path="ref")
-    raw_options = body.get("options") or {}
+    sent = command.options_as_sent()
     # The receipt's signalDigest hashes the ref and the options as sent (docs/atoms.md "Try it"); the cursor
     # is bound to the same minus the cursor itself.
-    request = {"ref": ref, "options": {k: v for k, v in raw_options.items() if k != "cursor"}}
-    signal = {"ref": ref, "options": raw_options} if body.get("options") is not None else {"ref": ref}
+    request = {"ref": ref, "options": {k: v for k, v in (sent or {}).items() if k != "cursor"}}
+    signal = {"ref": ref, "options": sent} if sent is not None else {"ref": ref}
     try:
         canonical(signal)
     except ValueError as exc:  # an integer beyond what a JSON number (a double) can carry
@@ -221,7 +285,7 @@ def atoms_inspect(*, caller: Principal, body: Any) -> dict[str, Any]:
 
 
 def _inspect(binding: Binding, state_seq: int, ref: str, options: InspectOptions, request: dict[str, Any],
-             signal: dict[str, Any]) -> dict[str, Any]:
+             signal: dict[str, Any]) -> InspectResult:
     principal = binding.principal
     read_policies = set(binding.read_policies)
     root = _root(principal, ref, binding.read_policies, options.version)
@@ -267,22 +331,19 @@ def _inspect(binding: Binding, state_seq: int, ref: str, options: InspectOptions
     receipt = create_receipt(binding=binding, kind="inspect", signal=signal, reads=shown, units=units,
                              observations=None, state_seq=state_seq)
     blocked = any(link["required"] and link.get("unavailable") for link in root_view["links"])
-    result: dict[str, Any] = {
-        "atom": root_view,
-        "neighbors": [{"atom": view, "via": n.via} for n, view in zip(page, views[1:], strict=True)],
-        "readEligibility": "blocked" if blocked else "unchecked",
-        "stale": stale_refs(binding=binding, revisions=shown, views=views),
-        "receipt": receipt_response(receipt),
-        "diagnostics": {"stop": stop},
-        "usage": {"maxAtoms": len(shown), "maxCandidates": len(neighbours), "maxBytes": used_bytes,
-                  "maxContextTokens": 0, "maxEvaluationWork": 0, "maxPackingWork": 0},
-        "review": root.review_status,
-    }
+    stale = stale_refs(binding=binding, revisions=shown, views=views)
+    cursor: str | None = None
     if options.limit and offset + len(page) < len(neighbours):
         shown_so_far = neighbours[:offset + len(page)]
-        result["cursor"] = issue_cursor(binding=binding, kind="inspect", request=request,
-                                        page={"offset": len(shown_so_far), "state": _page_state(root, shown_so_far)})
-    if window is not None:
-        result["range"] = {"start": window.start, "end": window.end, "totalBytes": window.total_bytes,
-                           "mediaType": MEDIA_TYPE, "text": window.text}
-    return result
+        cursor = issue_cursor(binding=binding, kind="inspect", request=request,
+                              page={"offset": len(shown_so_far), "state": _page_state(root, shown_so_far)})
+    return InspectResult(
+        root=root, atom=root_view,
+        neighbours=[ShownNeighbour(revision=n.revision, view=view, via=n.via)
+                    for n, view in zip(page, views[1:], strict=True)],
+        read_eligibility="blocked" if blocked else "unchecked",
+        stale=stale, receipt=receipt, stop=stop,
+        usage={"maxAtoms": len(shown), "maxCandidates": len(neighbours), "maxBytes": used_bytes,
+               "maxContextTokens": 0, "maxEvaluationWork": 0, "maxPackingWork": 0},
+        cursor=cursor, range=window,
+    )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from atoms.core.bm25 import keyed_counts
-from atoms.models import AtomStore, LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.models import AtomStore, LexicalCorpus, LexicalPosting, LexicalTerm, Revision, RevisionState
 
 UNICODE_VERSION = unicodedata.unidata_version
 REBUILD_PAGE = 2_000
@@ -50,7 +50,7 @@ def document(revision: Revision) -> Document:
 
 def indexed(revision: Revision) -> bool:
     """Whether the revision belongs in the index: an active head."""
-    return revision.is_head and revision.state == "active"
+    return revision.is_head and revision.state == RevisionState.ACTIVE
 
 
 def _bump_terms(deltas: dict[tuple[int, str, str], int]) -> None:
@@ -150,7 +150,7 @@ def lexicon_remove(revisions: Iterable[Revision]) -> None:
 def lexicon_rebuild(tenant_ids: Sequence[int] | None = None, *, progress: Callable[[int], None] | None = None) -> int:
     """Rewrite the index of these tenants (all when None) from their active heads; returns the
     number of heads indexed. Run inside a transaction (the command and the migration do)."""
-    heads = Revision.objects.filter(is_head=True, state="active")
+    heads = Revision.objects.filter(is_head=True, state=RevisionState.ACTIVE)
     postings, terms, corpus = LexicalPosting.objects.all(), LexicalTerm.objects.all(), LexicalCorpus.objects.all()
     if tenant_ids is not None:
         heads = heads.filter(tenant_id__in=tenant_ids)
@@ -188,7 +188,7 @@ def lexicon_check(tenant_id: int, *, progress: Callable[[int], None] | None = No
     postings: set[tuple[str, str, str, int, int]] = set()
     terms: dict[tuple[str, str], int] = defaultdict(int)
     corpus: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    heads = Revision.objects.filter(tenant_id=tenant_id, is_head=True, state="active")
+    heads = Revision.objects.filter(tenant_id=tenant_id, is_head=True, state=RevisionState.ACTIVE)
     done, last = 0, ""
     while True:
         page = list(heads.filter(id__gt=last).order_by("id")[:REBUILD_PAGE])

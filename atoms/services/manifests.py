@@ -3,19 +3,39 @@
 The binding must match the scope the manifest was issued under: key, subject,
 authorization generation, read policies, write policy and actor. A host therefore fetches
 an agent's manifest by naming the agent's key in the binding, with the same policies.
+The API parses the body into a `ManifestCommand` (atoms/api/observe.py; docs/architecture.md
+"Typed services").
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from atoms.core.ids import is_id_of
 from atoms.errors import denied, invalid
-from atoms.models import AtomStore, InputToken, Receipt, Tombstone
-from atoms.principal import Binding, Principal, resolve_binding
-from atoms.services.barrier import check_barrier
+from atoms.models import InputToken, Receipt, Tombstone
+from atoms.principal import Binding
+from atoms.services.barrier import open_store
 
-BODY_KEYS = {"binding", "receipt", "input"}
+
+@dataclass(frozen=True)
+class ManifestCommand:
+    """One manifest fetch, validated and authorized: which receipt or input token, under
+    which binding (the scope the manifest must have been issued under)."""
+
+    binding: Binding
+    kind: Literal["receipt", "input"]  # the body key that named it
+    id: str  # `receipt:<uuid>` or `input:<uuid>`, as sent (not checked to be one)
+
+
+@dataclass(frozen=True)
+class ManifestResult:
+    """The manifest found; atoms/api/observe.py renders it as is."""
+
+    kind: Literal["receipt", "input"]
+    id: str
+    manifest: dict[str, Any]  # the manifest document of docs/atoms.md "Decisions", as stored
 
 
 def _matches(binding: Binding, manifest: dict[str, Any]) -> bool:
@@ -34,24 +54,11 @@ def token_manifest(token: InputToken) -> dict[str, Any]:
     return manifest
 
 
-def atoms_manifest(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """Exactly one of `receipt` and `input` (INVALID_INPUT); unknown → INVALID_INPUT;
-    erased (tombstone) or another scope → ACCESS_DENIED."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are binding and one of receipt and input.")
-    named = [k for k in ("receipt", "input") if k in body]
-    if len(named) != 1:
-        raise invalid("Give exactly one of receipt and input.")
-    if "binding" not in body:
-        raise invalid("manifest needs a binding.", path="binding")
-    binding = resolve_binding(caller, body["binding"], may_name_others=True)
-    field = named[0]
-    wanted = body[field]
-    if not isinstance(wanted, str):
-        raise invalid(f"{field} must be a string.", path=field)
-    tenant = caller.tenant
+def atoms_manifest(command: ManifestCommand) -> ManifestResult:
+    """Unknown → INVALID_INPUT; erased (tombstone) or another scope → ACCESS_DENIED."""
+    binding, field, wanted = command.binding, command.kind, command.id
+    tenant = binding.principal.tenant
+    open_store(tenant)
     if Tombstone.objects.filter(tenant=tenant, id=wanted).exists():
         raise denied("This manifest was erased by a purge.", path=field)
     manifest: dict[str, Any] | None = None
@@ -65,4 +72,4 @@ def atoms_manifest(*, caller: Principal, body: Any) -> dict[str, Any]:
         raise invalid(f"Unknown {field}.", path=field)
     if not _matches(binding, manifest):
         raise denied("The binding does not match the scope this manifest was issued under.", path="binding")
-    return manifest
+    return ManifestResult(kind=field, id=wanted, manifest=manifest)

@@ -14,30 +14,34 @@ stores an input token whose manifest (docs/atoms.md "Decisions") records:
 - `generation.historicalReads`: presented units and sources on a historical basis, frozen.
 
 It also creates an observe receipt (no presentation) and changes no memory.
+
+The API parses the body into an `ObserveCommand` (atoms/api/observe.py); the entries of the
+input lists stay as sent, because each is checked against the database in list order
+(docs/architecture.md "Typed services").
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import transaction
 
 from atoms.clock import now_ms
-from atoms.core.canonical import canonical, digest
+from atoms.core.canonical import digest
 from atoms.core.errors import AtomsCoreError
 from atoms.core.ids import is_id_of, new_input_token
 from atoms.core.spans import validate_span
 from atoms.errors import AtomError, denied, from_core, invalid
-from atoms.models import AtomStore, InputToken, Receipt, Revision, Tombstone
-from atoms.principal import Binding, Principal, resolve_binding
-from atoms.services.barrier import check_barrier
-from atoms.services.receipts import CONTRACT_VERSION, create_receipt, pinned, receipt_response
+from atoms.models import InputToken, Receipt, Revision, Tombstone
+from atoms.models.storage import Schema
+from atoms.principal import Binding
+from atoms.services.barrier import open_store
+from atoms.services.receipts import CONTRACT_VERSION, create_receipt, pinned
 from atoms.services.refs import resolve_ref
 
-BODY_KEYS = {"binding", "input"}
 INPUT_KEYS = {"presentations", "sources", "inherit", "watches", "basis", "payloadDigest"}
 LIST_KEYS = ("presentations", "sources", "inherit", "watches")
 MAX_LIST = 10_000  # maxReadCandidates (docs/atoms.md "Decisions")
@@ -100,7 +104,47 @@ class Collected:
     watched_queries: list[Any] = field(default_factory=list)
 
 
-def _parse_input(raw: Any) -> dict[str, Any]:
+Basis = Literal["current", "historical"]
+
+
+@dataclass(frozen=True)
+class ObserveCommand:
+    """One observe, validated and authorized (docs/architecture.md "Typed services"): the
+    binding names the agent; the lists' entries are as sent (`atoms_observe` checks each
+    against the receipts, tokens and refs it names, in list order)."""
+
+    binding: Binding
+    payload_digest: str  # 64 lowercase hex digits
+    basis: Basis = "current"
+    presentations: tuple[Any, ...] = ()  # {receipt, refs?}
+    sources: tuple[Any, ...] = ()  # {ref, start?, end?}
+    inherit: tuple[Any, ...] = ()  # input token ids
+    watches: tuple[Any, ...] = ()  # receipt ids
+    # The input as the caller sent it: the observe receipt's signal (docs/atoms.md "Decisions").
+    # None when the command was built in code; then it is `input_as_sent()`'s object.
+    sent_input: dict[str, Any] | None = None
+
+    def input_as_sent(self) -> dict[str, Any]:
+        """The input object: as sent, or the one a caller would send for these fields (the
+        lists that are not empty, the basis when historical, the payload digest)."""
+        if self.sent_input is not None:
+            return self.sent_input
+        sent: dict[str, Any] = {name: list(getattr(self, name)) for name in LIST_KEYS if getattr(self, name)}
+        if self.basis != "current":
+            sent["basis"] = self.basis
+        sent["payloadDigest"] = self.payload_digest
+        return sent
+
+
+@dataclass(frozen=True)
+class ObserveResult:
+    """What one observe issued; atoms/api/observe.py renders it as the ObserveResult JSON."""
+
+    token: InputToken  # its manifest is docs/atoms.md "Decisions"
+    receipt: Receipt
+
+
+def parse_input(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise invalid("input must be an object.", path="input")
     unknown = set(raw) - INPUT_KEYS
@@ -192,7 +236,7 @@ def _source(binding: Binding, item: Any, index: int, out: Collected) -> None:
     if not isinstance(item, dict) or "ref" not in item or set(item) - {"ref", "start", "end"}:
         raise invalid("A source is {ref, start?, end?}.", path=path)
     source = resolve_ref(binding.principal, item["ref"], binding.read_policies, path=f"{path}.ref")
-    if source.schema != "source":
+    if source.schema != Schema.SOURCE:
         raise denied("Only source atoms can be given as sources.", path=f"{path}.ref")
     try:
         start, end = validate_span(source.body, item.get("start"), item.get("end"))
@@ -234,15 +278,16 @@ def _watch(binding: Binding, receipt_id: Any, index: int, out: Collected) -> Non
     out.watched_queries += list(watches.get("queries", []))
 
 
-def collect(binding: Binding, raw: dict[str, Any]) -> Collected:
-    out = Collected(basis=raw.get("basis", "current"), payload_digest=raw["payloadDigest"])
-    for index, item in enumerate(raw.get("presentations", [])):
+def collect(command: ObserveCommand) -> Collected:
+    binding = command.binding
+    out = Collected(basis=command.basis, payload_digest=command.payload_digest)
+    for index, item in enumerate(command.presentations):
         _presentation(binding, item, index, out)
-    for index, item in enumerate(raw.get("sources", [])):
+    for index, item in enumerate(command.sources):
         _source(binding, item, index, out)
-    for index, item in enumerate(raw.get("inherit", [])):
+    for index, item in enumerate(command.inherit):
         _inherit(binding, item, index, out)
-    for index, item in enumerate(raw.get("watches", [])):
+    for index, item in enumerate(command.watches):
         _watch(binding, item, index, out)
     return out
 
@@ -281,34 +326,26 @@ def build_manifest(binding: Binding, token_id: str, c: Collected, *, created_at:
     return manifest
 
 
-def atoms_observe(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """docs/atoms.md "Decisions". The API view admits host and admin keys only (read-only ones included)."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are binding and input.")
-    if "binding" not in body or "input" not in body:
-        raise invalid("observe needs a binding and an input.")
-    binding = resolve_binding(caller, body["binding"], may_name_others=True)
-    raw = _parse_input(body["input"])
-    try:
-        canonical(raw)
-    except ValueError as exc:  # a number no JSON double can carry
-        raise invalid("The input holds a number outside the JSON range.", path="input") from exc
+def atoms_observe(command: ObserveCommand) -> ObserveResult:
+    """docs/atoms.md "Decisions". The API view admits host and admin keys only (read-only ones
+    included). The token, its manifest and the observe receipt are made in one transaction."""
+    binding = command.binding
+    principal = binding.principal
+    store = open_store(principal.tenant)
     with transaction.atomic():
-        collected = collect(binding, raw)
+        collected = collect(command)
         created_at = now_ms()
         expires_at = created_at + int(settings.ATOMS_CURSOR_TTL_MS)
         token_id = new_input_token()
         manifest = build_manifest(binding, token_id, collected, created_at=created_at, expires_at=expires_at,
                                   index_generation=store.index_generation)
-        principal = binding.principal
-        InputToken.objects.create(id=token_id, tenant=principal.tenant, principal=principal.principal_id,
-                                  key=principal.key, manifest=manifest, outputs=[], created_at=created_at,
-                                  expires_at=expires_at)
+        token = InputToken.objects.create(id=token_id, tenant=principal.tenant, principal=principal.principal_id,
+                                          key=principal.key, manifest=manifest, outputs=[],
+                                          created_at=created_at, expires_at=expires_at)
         # The observe receipt lists the same erase set, so a purge takes it with the token.
         read_ids = [pin["revisionId"] for pin in manifest["reads"]]
         found = {r.id: r for r in Revision.objects.filter(tenant=principal.tenant, id__in=read_ids)}
-        receipt = create_receipt(binding=binding, kind="observe", signal=raw, units=[], observations=None,
-                                 reads=[found[i] for i in read_ids if i in found], state_seq=store.seq)
-    return {"input": token_id, "expiresAt": expires_at, "receipt": receipt_response(receipt)}
+        receipt = create_receipt(binding=binding, kind="observe", signal=command.input_as_sent(), units=[],
+                                 observations=None, reads=[found[i] for i in read_ids if i in found],
+                                 state_seq=store.seq)
+    return ObserveResult(token=token, receipt=receipt)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 from django.db import DatabaseError, transaction
 
@@ -40,69 +40,67 @@ from tenants.models import KeyKind, Tenant
 
 logger = logging.getLogger("atoms.purge")
 
-BODY_KEYS = {"atomId", "ref", "options"}
-OPTION_KEYS = {"dryRun", "maxWork"}
 MAX_WORK = 16_000_000
 NON_DESTRUCTIVE = ("dependencies", "revisions")
 
 
 @dataclass(frozen=True)
-class PurgeRequest:
-    field: str  # atomId | ref
-    value: str
+class PurgeCommand:
+    """One purge, validated (docs/architecture.md "Typed services"): the API parses a body into
+    it (atoms/api/purge.py), the purge pages and the slice task build it in code. It names the
+    atom by exactly one of `atom_id` and `ref`; which atom that is, and whether it may still be
+    purged, is decided by `atoms_purge` against the store and its barrier."""
+
+    caller: Principal  # an admin key or a person acting in the UI
+    atom_id: str | None = None
+    ref: str | None = None  # a ref issued to `caller`
+    dry_run: bool = False
+    max_work: int = MAX_WORK  # work units this call may spend, at most MAX_WORK
+
+    def __post_init__(self) -> None:
+        if (self.atom_id is None) == (self.ref is None):
+            raise ValueError("A purge names exactly one of atom_id and ref.")
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    """What one purge call did; atoms/api/purge.py renders it as the PurgeResult JSON."""
+
+    complete: bool
     dry_run: bool
-    max_work: int
+    affected_atom_ids: list[str]  # the closure, sorted
+    erased_atom_ids: list[str]  # in erasure order; none on a dry run
+    legacy_dependencies: bool
+    work: int
+    minimum_work: int | None = None  # what the next call needs at least, when out of work
+    reason: Literal["budget", "storage-error"] | None = None  # why it stopped before completing
+    # The stored erasure receipt, the document docs/atoms.md "In the web UI: read playground and
+    # purge" shows (id, atomIds, requestedBy, startedAt, completedAt, counts, digest).
+    erasure_receipt: dict[str, Any] | None = None
 
 
-def parse_purge(body: Any) -> PurgeRequest:
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are atomId or ref, and options.")
-    named = [k for k in ("atomId", "ref") if k in body]
-    if len(named) != 1:
-        raise invalid("Give exactly one of atomId and ref.")
-    value = body[named[0]]
-    if not isinstance(value, str):
-        raise invalid(f"{named[0]} must be a string.", path=named[0])
-    options = body.get("options", {})
-    if not isinstance(options, dict):
-        raise invalid("options must be an object.", path="options")
-    unknown = set(options) - OPTION_KEYS
-    if unknown:
-        raise invalid(f"Unknown option {sorted(unknown)[0]!r}.", path=f"options.{sorted(unknown)[0]}")
-    dry_run = options.get("dryRun", False)
-    if not isinstance(dry_run, bool):
-        raise invalid("dryRun must be a boolean.", path="options.dryRun")
-    max_work = options.get("maxWork", MAX_WORK)
-    if isinstance(max_work, bool) or not isinstance(max_work, int | float):
-        raise invalid("maxWork must be a number.", path="options.maxWork")
-    if isinstance(max_work, float) and max_work.is_integer():
-        max_work = int(max_work)  # JSON has one number type: 1e6 is an integer too
-    if not isinstance(max_work, int) or max_work < 0:
-        raise AtomError("INVALID_SCHEMA", "maxWork must be a non-negative integer.", {"path": "options.maxWork"})
-    # Like every budget, a value above the ceiling is lowered to it.
-    return PurgeRequest(named[0], value, dry_run, min(max_work, MAX_WORK))
-
-
-def _target_atom(caller: Principal, request: PurgeRequest, barrier: dict[str, Any] | None) -> str:
-    """The logical atom the request names. While a purge is pending only its atom may be
+def _target_atom(command: PurgeCommand, barrier: dict[str, Any] | None) -> str:
+    """The logical atom the command names. While a purge is pending only its atom may be
     named (to resume), even once that atom's rows and its refs' revisions are gone."""
     pending = barrier["atomId"] if barrier else None
+    caller = command.caller
     tenant = caller.tenant
-    if request.field == "atomId":
-        atom_id = request.value
+    if command.atom_id is not None:
+        atom_id = command.atom_id
         if pending is None:
             if PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():
                 raise denied("This atom was purged.", path="atomId")
             if not is_id_of(atom_id, "atom") or not Atom.objects.filter(tenant=tenant, id=atom_id).exists():
                 raise AtomError("INVALID_REF", "Unknown atom.", {"path": "atomId"})
     else:
-        row = Ref.objects.filter(tenant=tenant, id=request.value).first()
+        ref = cast(str, command.ref)  # the command names exactly one of the two
+        row = Ref.objects.filter(tenant=tenant, id=ref).first()
         if row is None:
             raise AtomError("INVALID_REF", "Unknown ref.", {"path": "ref"})
         if row.principal != caller.principal_id:
             raise denied("This ref was issued to another key.", path="ref")
         if pending is None:
-            resolve_ref(caller, request.value, caller.read_policies)
+            resolve_ref(caller, ref, caller.read_policies)
         atom_id = row.atom_id
     if pending is not None and atom_id != pending:
         raise invalid("Another purge is pending: repeat that purge until it completes.",
@@ -110,32 +108,29 @@ def _target_atom(caller: Principal, request: PurgeRequest, barrier: dict[str, An
     return atom_id
 
 
-def _result(cp: Checkpoint, *, dry_run: bool, complete: bool, work: int, reason: str | None = None,
-            minimum: int | None = None, receipt: dict[str, Any] | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "complete": complete, "dryRun": dry_run, "affectedAtomIds": sorted(cp.closure),
-        "erasedAtomIds": [] if dry_run else cp.order[:cp.erased],
-        "legacyDependencies": cp.legacy, "work": work,
-    }
-    if minimum is not None:
-        result["minimumWork"] = minimum
-    if reason is not None:
-        result["reason"] = reason
-    result["physicalStorageReclaimed"] = False
-    if receipt is not None:
-        result["erasureReceipt"] = receipt
-    return result
+def _result(cp: Checkpoint, *, dry_run: bool, complete: bool, work: int,
+            reason: Literal["budget", "storage-error"] | None = None, minimum: int | None = None,
+            receipt: dict[str, Any] | None = None) -> PurgeResult:
+    return PurgeResult(complete=complete, dry_run=dry_run, affected_atom_ids=sorted(cp.closure),
+                       erased_atom_ids=[] if dry_run else cp.order[:cp.erased], legacy_dependencies=cp.legacy,
+                       work=work, minimum_work=minimum, reason=reason, erasure_receipt=receipt)
 
 
-def atoms_purge(*, caller: Principal, body: Any) -> dict[str, Any]:
-    """Admin keys (and UI admins) only; the API view enforces the key kind."""
+def check_purger(caller: Principal) -> None:
+    """Admin keys and people acting in the UI (whose pages admit admins only) may purge."""
     if caller.kind not in (KeyKind.ADMIN, "ui"):
         raise denied("Only admin keys may purge.")
-    request = parse_purge(body)
+
+
+def atoms_purge(command: PurgeCommand) -> PurgeResult:
+    """Admin keys (and UI admins) only; the API view enforces the key kind. The store's purge
+    barrier is read here, not by the caller: a pending purge may only be resumed."""
+    caller = command.caller
+    check_purger(caller)
     store = AtomStore.for_tenant(caller.tenant)
-    atom_id = _target_atom(caller, request, store.purge_barrier)
-    meter = Meter(request.max_work)
-    if request.dry_run:
+    atom_id = _target_atom(command, store.purge_barrier)
+    meter = Meter(min(command.max_work, MAX_WORK))
+    if command.dry_run:
         return _dry_run(caller.tenant, atom_id, store.purge_barrier, meter)
     barrier = store.purge_barrier or _raise_barrier(caller, atom_id)
     return _run(caller, barrier, meter)
@@ -143,7 +138,7 @@ def atoms_purge(*, caller: Principal, body: Any) -> dict[str, Any]:
 
 # --- dry run -----------------------------------------------------------------------------
 
-def _dry_run(tenant: Tenant, atom_id: str, barrier: dict[str, Any] | None, meter: Meter) -> dict[str, Any]:
+def _dry_run(tenant: Tenant, atom_id: str, barrier: dict[str, Any] | None, meter: Meter) -> PurgeResult:
     """The closure and `legacyDependencies`, with no side effects. `minimumWork` is the
     work done plus the next step's: a dry run keeps nothing, so a retry redoes it all."""
     if barrier is not None:
@@ -209,7 +204,7 @@ def _save(tenant: Tenant, expected: dict[str, Any], cp: Checkpoint) -> dict[str,
 
 # --- the phases --------------------------------------------------------------------------
 
-def _run(caller: Principal, barrier: dict[str, Any], meter: Meter) -> dict[str, Any]:
+def _run(caller: Principal, barrier: dict[str, Any], meter: Meter) -> PurgeResult:
     """Resume from the saved checkpoint and go as far as `maxWork` allows."""
     tenant = caller.tenant
     saved = barrier

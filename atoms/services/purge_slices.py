@@ -22,7 +22,7 @@ from django.core.cache import cache
 from atoms.errors import AtomError
 from atoms.models import AtomStore, PurgedAtom
 from atoms.principal import Principal
-from atoms.services.purge import atoms_purge
+from atoms.services.purge import PurgeCommand, atoms_purge
 from tenants.models import Tenant
 
 DEFAULT_SLICE_WORK = 20_000
@@ -81,23 +81,23 @@ def purge_in_slices(*, tenant_id: int, atom_id: str, username: str, seconds: flo
             return SliceRun("idle", calls, purged.erasure_id if purged else None)
         note_state(tenant_id, atom_id, "running", phase=barrier.get("phase"))
         try:
-            result = atoms_purge(caller=caller, body={"atomId": atom_id, "options": {"maxWork": work}})
+            result = atoms_purge(PurgeCommand(caller=caller, atom_id=atom_id, max_work=work))
         except AtomError as exc:
             if exc.code == "REVISION_CONFLICT":
                 return SliceRun("conflict", calls)
             note_state(tenant_id, atom_id, "failed", error=f"{exc.code}: {exc.message}")
             raise
         calls += 1
-        if result["complete"]:
-            receipt = result["erasureReceipt"]["id"]
+        if result.complete:
+            receipt = result.erasure_receipt["id"] if result.erasure_receipt else None
             note_state(tenant_id, atom_id, "complete", erasure=receipt)
             return SliceRun("complete", calls, receipt)
-        if result.get("reason") == "storage-error":
+        if result.reason == "storage-error":
             note_state(tenant_id, atom_id, "retrying", error="storage error")
             raise PurgeStorageError(f"the purge of {atom_id} stopped on a storage error")
         # minimumWork is the next step's cost: a step larger than a slice still gets done,
         # and a call that could not take a single step is repeated at once, whatever the
         # clock says, so every run makes progress.
-        work = max(slice_work(), int(result.get("minimumWork", 0)))
-        if result["work"] > 0 and time.monotonic() >= deadline:
+        work = max(slice_work(), result.minimum_work or 0)
+        if result.work > 0 and time.monotonic() >= deadline:
             return SliceRun("continue", calls)

@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 
 from atoms.models import (
     Atom,
+    DependencyKind,
     EraseDependency,
     IndexEntry,
     InputToken,
@@ -29,6 +30,7 @@ from atoms.models import (
     Ref,
     ReplayRecord,
     Revision,
+    RevisionState,
     Slot,
     Tombstone,
     UseMarker,
@@ -39,7 +41,7 @@ from atoms.services.lexicon import lexicon_remove
 from memoryhub.models import AuditEvent
 from tenants.models import Tenant
 
-LEGACY_SLOT = "legacy-slot"
+LEGACY_SLOT = DependencyKind.LEGACY_SLOT
 COUNT_KEYS = (
     "atoms", "revisions", "slots", "origins", "indexEntries", "vectors", "useStates", "useEvents", "receipts",
     "inputTokens", "cursors", "replayRecords", "refsReduced", "reviewRecords", "auditEntriesRedacted",
@@ -240,7 +242,7 @@ def erase_next(tenant: Tenant, cp: Checkpoint, erasure_id: str, meter: Meter) ->
     counts["origins"] += _deleted(origins)
     # Postings and statistics go with the head (docs/atoms.md "Lexical index"); they are
     # derived counts, not listed in the receipt.
-    lexicon_remove(revisions.filter(is_head=True, state="active"))
+    lexicon_remove(revisions.filter(is_head=True, state=RevisionState.ACTIVE))
     atom.update(head=None)
     feed_rows = list(revisions.values_list("policy", "visible_seq", "id"))
     counts["revisions"] += _deleted(revisions)

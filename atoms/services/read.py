@@ -16,7 +16,7 @@ use state.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from atoms.clock import now_ms
@@ -25,24 +25,22 @@ from atoms.core.closure import AtomNode, closures
 from atoms.core.render import Layout
 from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from atoms.core.text import seed_match
-from atoms.errors import AtomError, invalid
+from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.models.review import HIDDEN_REVIEW
-from atoms.principal import Binding, Principal, resolve_binding
-from atoms.services.barrier import check_barrier
+from atoms.principal import Binding
+from atoms.services.barrier import open_store
 from atoms.services.budget import check_deadline
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.links import GraphLinks
 from atoms.services.read_nodes import NodeBuilder
-from atoms.services.read_options import ReadOptions, parse_options, parse_state
+from atoms.services.read_options import ReadOptions, options_as_sent
 from atoms.services.recall_graph import recall, recall_figures, recall_settings
-from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
+from atoms.services.receipts import PresentedUnit, create_receipt, pinned
 from atoms.services.rows import revisions_by_id
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.staleness import Staleness
-
-BODY_KEYS = {"binding", "state", "options"}
 
 
 @dataclass
@@ -61,19 +59,51 @@ class Frozen:
     links: GraphLinks | None = None  # what the first page's graph acquisition read
 
 
+@dataclass(frozen=True)
+class ReadCommand:
+    """One read, validated and authorized (docs/architecture.md "Typed services"): the API
+    parses a body into it (atoms/api/read.py), the playground builds it from its form."""
+
+    binding: Binding
+    state: dict[str, Any]  # the state's kinds in STATE_KEYS order (read_options.parse_state)
+    options: ReadOptions = field(default_factory=ReadOptions)
+    # The options as the caller sent them: a cursor is bound to them (docs/atoms.md "Recall").
+    # None when the command was built in code; then they are the options that differ from
+    # the defaults, as a form would send them.
+    sent_options: dict[str, Any] | None = None
+
+    def options_as_sent(self) -> dict[str, Any] | None:
+        return self.sent_options if self.sent_options is not None else options_as_sent(self.options)
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What one read answers; atoms/api/read.py renders it as the RecallResult JSON."""
+
+    items: list[dict[str, Any]]  # the selected units' AtomViews with `score`, in render order
+    text: str  # the canonical format-2 render
+    sources: list[dict[str, Any]]
+    token_count: int
+    stale: list[str]  # refs of stale revisions the ranking met
+    receipt: Receipt
+    usage: dict[str, int]
+    diagnostics: dict[str, Any]
+    cursor: str | None
+
+    @property
+    def refs(self) -> list[str]:
+        return [item["ref"] for item in self.items]
+
+
 @retried
-def atoms_read(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_read(command: ReadCommand) -> ReadResult:
     """One read (docs/atoms.md "Recall", "Selection utility (read)"). Refs, cursor and receipt are made in one
     transaction."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are binding, state and options.")
-    binding = resolve_binding(caller, body.get("binding"))
-    state = parse_state(body.get("state"))
-    options = parse_options(body.get("options"))
+    binding, state, options = command.binding, command.state, command.options
+    caller = binding.principal
+    store = open_store(caller.tenant)
     check_deadline(options.budget, now_ms())
-    request = bound_request({"state": state}, body.get("options"), store)
+    request = bound_request({"state": state}, command.options_as_sent(), store)
     kinds = {kind: value if isinstance(value, list) else [value] for kind, value in state.items()}
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.
@@ -192,7 +222,7 @@ def _diagnostics(figures: dict[str, Any], selection: Selection, stop: str, stale
 
 
 def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict[str, list[str]],
-          options: ReadOptions, request: dict[str, Any], frozen: Frozen) -> dict[str, Any]:
+          options: ReadOptions, request: dict[str, Any], frozen: Frozen) -> ReadResult:
     principal = binding.principal
     builder = NodeBuilder(binding, store, Staleness(principal.tenant, require_approval=store.require_approval),
                           frozen.links)
@@ -218,17 +248,7 @@ def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict
                              index_generation=store.index_generation)
     stale_refs = builder.refs
     figures = frozen.figures
-    result: dict[str, Any] = {
-        "items": views, "text": selection.text, "formatVersion": 2,
-        "refs": [view["ref"] for view in views], "sources": [dict(s) for s in selection.sources],
-        "tokenCount": selection.token_count, "stale": [stale_refs[r.id] for r in frozen.stale],
-        "receipt": receipt_response(receipt),
-        "usage": {"maxAtoms": len(views), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
-                  "maxBytes": selection.text_bytes, "maxContextTokens": selection.token_count,
-                  "maxEvaluationWork": figures["work"] if frozen.first_page else 0,
-                  "maxPackingWork": selection.work},
-        "diagnostics": _diagnostics(figures, selection, recall_stop(selection, figures["stop"]), len(frozen.stale)),
-    }
+    cursor: str | None = None
     if cursor_due:
         # Positions in the first page's acquisition reads, which list `frozen.reads` first, in order.
         positions = {revision.id: i for i, revision in enumerate(frozen.reads)}
@@ -237,6 +257,15 @@ def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict
                 # Every graph node's score, for roots shown again as closure members.
                 "scores": [[positions[key], score] for key, score in frozen.scores.items() if score > 0],
                 "stale": [positions[r.id] for r in frozen.stale]}
-        result["cursor"] = issue_cursor(binding=binding, kind="read", request=request, page=page,
-                                        index_generation=store.index_generation)
-    return result
+        cursor = issue_cursor(binding=binding, kind="read", request=request, page=page,
+                              index_generation=store.index_generation)
+    return ReadResult(
+        items=views, text=selection.text, sources=[dict(s) for s in selection.sources],
+        token_count=selection.token_count, stale=[stale_refs[r.id] for r in frozen.stale], receipt=receipt,
+        usage={"maxAtoms": len(views), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
+               "maxBytes": selection.text_bytes, "maxContextTokens": selection.token_count,
+               "maxEvaluationWork": figures["work"] if frozen.first_page else 0,
+               "maxPackingWork": selection.work},
+        diagnostics=_diagnostics(figures, selection, recall_stop(selection, figures["stop"]), len(frozen.stale)),
+        cursor=cursor,
+    )

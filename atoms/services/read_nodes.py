@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from atoms.core.closure import AtomNode, BlockReason, OriginSpan, Slot
-from atoms.models import Atom, AtomStore, PurgedAtom, Revision
+from atoms.models import Atom, AtomStore, PurgedAtom, ReviewStatus, Revision, RevisionState, SlotMode
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services.links import GraphLinks
@@ -63,10 +63,10 @@ class NodeBuilder:
     def hidden(self, revision: Revision) -> bool:
         """Hidden by review (docs/atoms.md "Review UI"): quarantined or rejected, or not approved under require-approval."""
         return revision.review_status in HIDDEN_REVIEW or (
-            self.require_approval and revision.review_status != "approved")
+            self.require_approval and revision.review_status != ReviewStatus.APPROVED)
 
     def _shown(self, revision: Revision) -> bool:
-        return (self.readable(revision) and not self.hidden(revision) and revision.state == "active"
+        return (self.readable(revision) and not self.hidden(revision) and revision.state == RevisionState.ACTIVE
                 and not self.staleness.is_stale(revision))
 
     # --- loading ----------------------------------------------------------------------------
@@ -90,7 +90,7 @@ class NodeBuilder:
             following: dict[str, Revision] = {}
             for revision in visible:
                 for slot in self.data.slots[revision.id]:
-                    if not (slot.required or slot.mode == "include") or slot.target_atom_id in self.data.purged:
+                    if not (slot.required or slot.mode == SlotMode.INCLUDE) or slot.target_atom_id in self.data.purged:
                         continue
                     target = self.data.target(slot)
                     if target is not None and target.id not in self.revisions:
@@ -135,7 +135,7 @@ class NodeBuilder:
     def _bare(self, revision: Revision) -> AtomNode:
         return AtomNode(revision_id=revision.id, atom_id=revision.atom_id, ref="", text="", origin=revision.origin,
                         producer=revision.producer, state=revision.state,
-                        stale=revision.state == "active" and self.readable(revision)
+                        stale=revision.state == RevisionState.ACTIVE and self.readable(revision)
                         and not self.hidden(revision) and self.staleness.is_stale(revision),
                         readable=self.readable(revision), hidden=self.hidden(revision))
 
@@ -147,7 +147,7 @@ class NodeBuilder:
             origin=revision.origin, producer=revision.producer, links=tuple(view["links"]),
             slots=tuple(Slot(role=s.role, target_atom_id=s.target_atom_id,
                              target_revision_id=s.target_revision_id or None, required=s.required,
-                             order_key=s.order_key, mode="include" if s.mode == "include" else "refer")
+                             order_key=s.order_key, mode="include" if s.mode == SlotMode.INCLUDE else "refer")
                         for s in self.data.slots[revision.id]),
             origins=tuple(OriginSpan(source_revision_id=o.source_revision_id, start=o.start, end=o.end,
                                      quote_digest=o.quote_digest, ref=self._source_ref(o.source_revision_id))

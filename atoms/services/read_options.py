@@ -7,7 +7,7 @@ from typing import Any
 
 from atoms.core.text import is_blank
 from atoms.errors import AtomError, invalid
-from atoms.services.budget import Budget, is_int, parse_paging
+from atoms.services.budget import CEILINGS, Budget, is_int, parse_paging
 
 STATE_KEYS = ("query", "context", "thought", "observations", "signal")
 OPTION_KEYS = {"limit", "tokens", "depth", "cursor", "budget", "deadline"}
@@ -73,3 +73,19 @@ def parse_options(raw: Any) -> ReadOptions:
         raise invalid(f"tokens must be an integer from 1 to {MAX_TOKENS}.", path="options.tokens")
     return ReadOptions(limit=paging.limit, tokens=tokens, depth=paging.depth, cursor=paging.cursor,
                        budget=paging.budget)
+
+
+def options_as_sent(options: ReadOptions) -> dict[str, Any]:
+    """The options object a form would send for `options`: the page size, the token budget and
+    what differs from the defaults (a cursor is bound to the options as sent, less the cursor)."""
+    sent: dict[str, Any] = {"tokens": options.tokens, "limit": options.limit}
+    if options.depth is not None:
+        sent["depth"] = options.depth
+    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
+    if lowered:
+        sent["budget"] = lowered
+    if options.budget.deadline is not None:
+        sent["deadline"] = options.budget.deadline
+    if options.cursor is not None:
+        sent["cursor"] = options.cursor
+    return sent

@@ -21,7 +21,7 @@ from atoms.clock import now_ms
 from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
 from atoms.errors import from_core, invalid
-from atoms.models import AtomStore, Revision
+from atoms.models import AtomStore, ReviewStatus, Revision, RevisionState
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
@@ -122,10 +122,10 @@ class Visible:
     def readable(self, revision: Revision) -> bool:
         """Inside the read policies and not hidden by review, head or not."""
         return (revision.policy in self.policies and revision.review_status not in HIDDEN_REVIEW
-                and (not self.require_approval or revision.review_status == "approved"))
+                and (not self.require_approval or revision.review_status == ReviewStatus.APPROVED))
 
     def __call__(self, revision: Revision) -> bool:
-        return revision.is_head and revision.state == "active" and self.readable(revision)
+        return revision.is_head and revision.state == RevisionState.ACTIVE and self.readable(revision)
 
 
 class _Full(Exception):

@@ -15,29 +15,25 @@ erases with it; the audit entry holds only digests, like every audit entry.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from atoms.errors import AtomError
-from atoms.models import ReviewNote, Revision
+from atoms.models import NoteKind, ReviewNote, ReviewStatus, Revision, RevisionState
 from atoms.principal import Principal
-from atoms.services.refs import issue_refs
 from atoms.services.review import locked_head
-from atoms.services.write import atoms_write
+from atoms.services.write import WriteCommand, atoms_write, writing_binding
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 
 MAX_REASON = 500
 
 
-def retire_body(person: Principal, head: Revision) -> dict[str, Any]:
-    """A one-change retire batch of `head`, as the API would take it."""
-    ref = issue_refs(person, [head])[head.id]
-    return {"binding": {"writePolicy": head.policy}, "changes": [{"id": "retire", "op": "retire", "target": ref}]}
+def retire_command(person: Principal, head: Revision) -> WriteCommand:
+    """A one-change retire of `head`, written as the person to the atom's own policy."""
+    return WriteCommand.retire(writing_binding(person, head.policy), head)
 
 
-def keep_note(revision: Revision, *, kind: str, reason: str, author: str) -> ReviewNote:
+def keep_note(revision: Revision, *, kind: NoteKind, reason: str, author: str) -> ReviewNote:
     """The readable reason of a retire or reject, erased with `revision` by a purge."""
     return ReviewNote.objects.create(revision=revision, tenant=revision.tenant, kind=kind, reason=reason[:MAX_REASON],
                                      author=author)
@@ -53,17 +49,17 @@ def atoms_reject(*, person: Principal, atom_id: str, head_id: str, reason: str, 
         _, shown = locked_head(tenant, atom_id)
         if shown.id != head_id:
             raise AtomError("REVISION_CONFLICT", "The atom changed since it was shown.")
-        if shown.review_status != "quarantined":
+        if shown.review_status != ReviewStatus.QUARANTINED:
             raise AtomError("INVALID_INPUT", "Only quarantined text can be rejected.")
         operation = ""
         head = shown
-        if shown.state == "active":
-            operation = atoms_write(caller=person, body=retire_body(person, shown))["operationId"]
+        if shown.state == RevisionState.ACTIVE:
+            operation = atoms_write(retire_command(person, shown)).operation_id
             head = Revision.objects.get(tenant=tenant, atom_id=atom_id, is_head=True)
-        head.review_status = "rejected"
+        head.review_status = ReviewStatus.REJECTED
         head.save(update_fields=["review_status"])
-        keep_note(head, kind="reject", reason=reason, author=person.subject)
+        keep_note(head, kind=NoteKind.REJECT, reason=reason, author=person.subject)
         audit_record(tenant=tenant, actor=actor, action="atoms.reject", object_type="atom", object_id=atom_id,
-                     before={"reviewStatus": "quarantined", "revision": shown.id, "state": shown.state},
-                     after={"reviewStatus": "rejected", "revision": head.id, "operation": operation})
+                     before={"reviewStatus": ReviewStatus.QUARANTINED, "revision": shown.id, "state": shown.state},
+                     after={"reviewStatus": ReviewStatus.REJECTED, "revision": head.id, "operation": operation})
         return head

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, PurgedAtom, Revision
+from atoms.models import Atom, AtomStore, PurgedAtom, ReviewStatus, Revision
 from atoms.services.barrier import check_barrier
 from atoms.services.feed import feed_moved
 from atoms.services.indexing import queue_indexing
@@ -35,20 +35,20 @@ def atoms_approve(*, tenant: Tenant, atom_id: str, actor: Actor) -> int:
     the approval took. Approving an approved head changes nothing and returns the current seq."""
     with transaction.atomic():
         store, head = locked_head(tenant, atom_id)
-        if head.review_status == "approved":
+        if head.review_status == ReviewStatus.APPROVED:
             return store.seq
         before, old_seq = head.review_status, head.visible_seq
         store.seq += 1
         store.save(update_fields=["seq"])
         # Review status is side data: the revision stays immutable otherwise (docs/atoms.md "Layout" invariant 1);
         # visible_seq records that the head became visible at this approval's seq (docs/atoms.md "Match").
-        head.review_status = "approved"
+        head.review_status = ReviewStatus.APPROVED
         head.visible_seq = store.seq
         head.save(update_fields=["review_status", "visible_seq"])
         feed_moved(tenant, head, old_seq)
         audit_record(tenant=tenant, actor=actor, action="atoms.approve", object_type="atom", object_id=atom_id,
                      before={"reviewStatus": before, "revision": head.id},
-                     after={"reviewStatus": "approved", "seq": store.seq})
+                     after={"reviewStatus": ReviewStatus.APPROVED, "seq": store.seq})
         # The approval is a feed event at its seq: an atom leaving quarantine gets indexed.
         queue_indexing(store, [head.policy])
         return store.seq

@@ -17,21 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atoms.clock import now_ms
-from atoms.core.text import is_blank, seed_match
-from atoms.errors import AtomError, invalid
+from atoms.core.text import seed_match
+from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
-from atoms.principal import Binding, Principal, resolve_binding
-from atoms.services.barrier import check_barrier
-from atoms.services.budget import Budget, check_deadline, parse_paging
+from atoms.principal import Binding
+from atoms.services.barrier import open_store
+from atoms.services.budget import CEILINGS, Budget, check_deadline, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
-from atoms.services.receipts import PresentedUnit, create_receipt, pinned, receipt_response
+from atoms.services.receipts import PresentedUnit, create_receipt, pinned
 from atoms.services.rows import revisions_by_id
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.views import views_and_refs
 
-BODY_KEYS = {"binding", "query", "options"}
 OPTION_KEYS = {"limit", "depth", "cursor", "budget", "deadline"}
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 10_000
@@ -54,6 +53,51 @@ def parse_options(raw: Any) -> SearchOptions:
     return SearchOptions(limit=paging.limit, depth=paging.depth, cursor=paging.cursor, budget=paging.budget)
 
 
+def options_as_sent(options: SearchOptions) -> dict[str, Any]:
+    """The options object a form would send for `options`: the page size and what differs
+    from the defaults (a cursor is bound to the options as sent, less the cursor)."""
+    sent: dict[str, Any] = {"limit": options.limit}
+    if options.depth is not None:
+        sent["depth"] = options.depth
+    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
+    if lowered:
+        sent["budget"] = lowered
+    if options.budget.deadline is not None:
+        sent["deadline"] = options.budget.deadline
+    if options.cursor is not None:
+        sent["cursor"] = options.cursor
+    return sent
+
+
+@dataclass(frozen=True)
+class SearchCommand:
+    """One search, validated and authorized (docs/architecture.md "Typed services"): the API
+    parses a body into it (atoms/api/search.py)."""
+
+    binding: Binding
+    query: str  # non-blank
+    options: SearchOptions = field(default_factory=SearchOptions)
+    # The options as the caller sent them: a cursor is bound to them (docs/atoms.md "Recall").
+    # None when the command was built in code; then they are the options that differ from
+    # the defaults, as a form would send them.
+    sent_options: dict[str, Any] | None = None
+
+    def options_as_sent(self) -> dict[str, Any]:
+        return self.sent_options if self.sent_options is not None else options_as_sent(self.options)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search page answers; atoms/api/search.py renders it as the SearchResult JSON."""
+
+    items: list[dict[str, Any]]  # AtomViews with `score`, in ranking order (docs/atoms.md "Recall")
+    stale: list[str]  # refs of stale revisions the ranking set aside
+    receipt: Receipt
+    diagnostics: dict[str, Any]  # docs/atoms.md "Recall"
+    usage: dict[str, int]
+    cursor: str | None
+
+
 @dataclass
 class Frozen:
     """A ranking to page through: what remains of it, the evaluation's figures, the reads."""
@@ -68,22 +112,15 @@ class Frozen:
 
 
 @retried
-def atoms_search(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_search(command: SearchCommand) -> SearchResult:
     """docs/atoms.md "Recall". Refs, cursor and receipt are made in one transaction with the reads."""
-    store = AtomStore.for_tenant(caller.tenant)
-    check_barrier(store)
-    if not isinstance(body, dict) or set(body) - BODY_KEYS:
-        raise invalid("The body keys are binding, query and options.")
-    binding = resolve_binding(caller, body.get("binding"))
-    options = parse_options(body.get("options"))
+    binding, query, options = command.binding, command.query, command.options
+    store = open_store(binding.principal.tenant)
     check_deadline(options.budget, now_ms())
-    query = body.get("query")
-    if not isinstance(query, str) or is_blank(query):
-        raise invalid("query must be a non-blank string.", path="query")
-    request = bound_request({"query": query}, body.get("options"), store)
+    request = bound_request({"query": query}, command.options_as_sent(), store)
     # Signals are encoded before the transaction: a first model load or a slow encoder must
     # not hold a database transaction open.
-    semantic = prepare(caller.tenant, store, {"query": [query]}) if options.cursor is None else None
+    semantic = prepare(binding.principal.tenant, store, {"query": [query]}) if options.cursor is None else None
     with read_snapshot():
         store = AtomStore.objects.get(pk=store.pk)
         if options.cursor is None:
@@ -170,7 +207,7 @@ def _diagnostics(figures: dict[str, Any], stop: str, stale: int) -> dict[str, An
 
 
 def _page(binding: Binding, store: AtomStore, query: str, options: SearchOptions, request: dict[str, Any],
-          frozen: Frozen) -> dict[str, Any]:
+          frozen: Frozen) -> SearchResult:
     principal = binding.principal
     page, used_bytes, page_stop = _fill(frozen.entries, options.limit, options.budget)
     if frozen.entries and not page:
@@ -189,24 +226,22 @@ def _page(binding: Binding, store: AtomStore, query: str, options: SearchOptions
     receipt = create_receipt(binding=binding, kind="search", signal=query, reads=frozen.reads, units=units,
                              observations=[_observation(binding, query, frozen, page, full)],
                              state_seq=frozen.state_seq, index_generation=store.index_generation)
-    stale_refs = refs
     figures = frozen.figures
     stop = figures["stop"] if figures["stop"] != "completed" else page_stop
-    result: dict[str, Any] = {
-        "items": views,
-        "stale": [stale_refs[r.id] for r in frozen.stale],
-        "receipt": receipt_response(receipt),
-        "diagnostics": _diagnostics(figures, stop, len(frozen.stale)),
-        "usage": {"maxAtoms": len(page), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
-                  "maxBytes": used_bytes, "maxContextTokens": 0,
-                  "maxEvaluationWork": figures["work"] if frozen.first_page else 0, "maxPackingWork": 0},
-    }
+    cursor: str | None = None
     if rest:
         # Positions in the origin receipt's acquisition reads, which list `frozen.reads` in order.
         positions = {revision.id: i for i, revision in enumerate(frozen.reads)}
         cursor_page = {"origin": frozen.origin or receipt.id, "seq": frozen.state_seq, "figures": figures,
                        "rest": [[positions[r.id], score] for r, score in rest],
                        "stale": [positions[r.id] for r in frozen.stale]}
-        result["cursor"] = issue_cursor(binding=binding, kind="search", request=request, page=cursor_page,
-                                        index_generation=store.index_generation)
-    return result
+        cursor = issue_cursor(binding=binding, kind="search", request=request, page=cursor_page,
+                              index_generation=store.index_generation)
+    return SearchResult(
+        items=views, stale=[refs[r.id] for r in frozen.stale], receipt=receipt,
+        diagnostics=_diagnostics(figures, stop, len(frozen.stale)),
+        usage={"maxAtoms": len(page), "maxCandidates": figures["scanned"] if frozen.first_page else 0,
+               "maxBytes": used_bytes, "maxContextTokens": 0,
+               "maxEvaluationWork": figures["work"] if frozen.first_page else 0, "maxPackingWork": 0},
+        cursor=cursor,
+    )

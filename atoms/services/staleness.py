@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from atoms.core.canonical import digest
 from atoms.core.text import seed_match
-from atoms.models import Atom, AtomStore, InputToken, Revision, Tombstone
+from atoms.models import Atom, AtomStore, InputToken, OriginKind, ReviewStatus, Revision, RevisionState, Tombstone
 from atoms.services.rows import heads_and_revisions
 from tenants.models import Tenant
 
@@ -69,7 +69,7 @@ def generation_current_reads(manifest: Mapping[str, Any]) -> list[str]:
 
 def _judged(revision: Revision) -> bool:
     """Only generated revisions (`observed-v2`, origin not `source`) with a token can be stale."""
-    return revision.dependency_contract == "observed-v2" and revision.origin != "source" and bool(revision.input_token)
+    return revision.dependency_contract == "observed-v2" and revision.origin != OriginKind.SOURCE and bool(revision.input_token)
 
 
 class _HeadRow(NamedTuple):
@@ -221,12 +221,12 @@ class Staleness:
     def _newer_heads(self, watches: list[_Watch]) -> Iterator[_HeadRow]:
         """Visible active heads that became visible after the oldest watch's seq, inside any
         watch's policies: one query for all the watches (each filters its own rows)."""
-        heads = (Revision.objects.filter(tenant=self.tenant, is_head=True, state="active",
+        heads = (Revision.objects.filter(tenant=self.tenant, is_head=True, state=RevisionState.ACTIVE,
                                          visible_seq__gt=min(w.seq for w in watches),
                                          policy__in=sorted({p for w in watches for p in w.policies}))
-                 .exclude(review_status="quarantined"))
+                 .exclude(review_status=ReviewStatus.QUARANTINED))
         if self.require_approval:
-            heads = heads.filter(review_status="approved")
+            heads = heads.filter(review_status=ReviewStatus.APPROVED)
         for row in heads.values_list("id", "policy", "visible_seq", "operation_id", "body").iterator():
             yield _HeadRow(*row)
 

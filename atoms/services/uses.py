@@ -5,6 +5,9 @@ The call is atomic: every `update` runs before anything is written, so a failing
 leaves no state, no marker and no acknowledgement. Markers `(subject, policy, revision,
 eventId)` make a retried event count as `repeated`; they survive uses/reset, so a reset
 never lets an old event count twice.
+
+atoms/api/uses.py parses a body into a `UsesCommand` or `UsesResetCommand` and renders the
+results (docs/architecture.md "Typed services").
 """
 
 from __future__ import annotations
@@ -17,82 +20,49 @@ from django.db.models import JSONField, Value
 
 from atoms.clock import now_ms
 from atoms.core.availability import AvailabilityModel, Json, call_update
-from atoms.core.errors import AtomsCoreError, ModelError
-from atoms.core.ids import check_id
-from atoms.errors import AtomError, denied, from_core, invalid
+from atoms.core.errors import ModelError
+from atoms.errors import denied, from_core
 from atoms.models import AtomStore, InputToken, PurgedAtom, Revision, UseMarker, UseState
-from atoms.principal import Binding, Principal, resolve_binding
+from atoms.principal import Binding, Principal
 from atoms.services.availability import check_model_id, evaluated_at, model_for
-from atoms.services.barrier import check_barrier
+from atoms.services.barrier import check_barrier, open_store
 from atoms.services.receipts import pinned
-from atoms.services.refs import resolve_ref
-from atoms.services.tokens import token_for_use
 from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 
-USES_KEYS = {"binding", "refs", "eventId", "input"}
-RESET_KEYS = {"binding"}
-MAX_REFS = 256
+
+@dataclass(frozen=True)
+class UsesCommand:
+    """One uses call, validated and authorized: the refs resolved to revisions the bound key
+    may read and, with a token, among the units the token presented."""
+
+    caller: Principal  # the host or admin key that reports the uses: the audit row's actor
+    binding: Binding  # whose use state grows (the named key) and in which read policies
+    revisions: tuple[Revision, ...]  # as mentioned; a repeated revision counts once
+    event_id: str
+    token: InputToken | None = None  # acknowledged with the event when given
 
 
 @dataclass(frozen=True)
-class UsesRequest:
-    binding: Binding
-    revisions: list[Revision]  # distinct, in first-mentioned order
-    event_id: str
-    token: InputToken | None
+class UsesResult:
+    accepted_at: int  # epoch ms, the time the availability model was updated at
+    recorded: int  # revisions that got a use
+    repeated: int  # revisions this eventId had already counted for
+
+
+@dataclass(frozen=True)
+class UsesResetCommand:
+    caller: Principal  # the audit row's actor
+    binding: Binding  # whose use state is deleted, in which read policies
+
+
+@dataclass(frozen=True)
+class UsesResetResult:
+    deleted: int  # use-state rows deleted
 
 
 def _audit_actor(principal: Principal) -> Actor:
     return Actor.for_key(principal.key) if principal.key is not None else Actor(kind="user", label=principal.subject)
-
-
-def _open_store(caller: Principal) -> None:
-    check_barrier(AtomStore.for_tenant(caller.tenant))
-
-
-def _presented_revisions(token: InputToken) -> set[str]:
-    """The revisions of the token's presented units after narrowing (docs/atoms.md "Decisions")."""
-    generation = token.manifest.get("generation") or {}
-    return {unit["revision"] for presentation in generation.get("presentations", [])
-            for unit in presentation.get("units", [])}
-
-
-def _parse(caller: Principal, body: Any) -> UsesRequest:
-    """docs/atoms.md "Decisions" steps 1-3, in that order."""
-    if not isinstance(body, dict):
-        raise invalid("The body must be a JSON object.")
-    unknown = set(body) - USES_KEYS
-    if unknown:
-        raise invalid(f"Unknown key {sorted(unknown)[0]!r}.", path=sorted(unknown)[0])
-    for name in ("binding", "refs", "eventId"):
-        if name not in body:
-            raise invalid(f"uses needs {name}.", path=name)
-    refs = body["refs"]
-    if not isinstance(refs, list) or not all(isinstance(ref, str) for ref in refs):
-        raise invalid("refs must be a list of refs.", path="refs")
-    if not refs:
-        raise invalid("refs must not be empty.", path="refs")
-    if len(refs) > MAX_REFS:
-        raise AtomError("LIMIT_EXCEEDED", f"At most {MAX_REFS} refs per call.",
-                        {"path": "refs", "limit": MAX_REFS, "actual": len(refs)})
-    try:
-        event_id = check_id(body["eventId"], field="eventId")
-    except AtomsCoreError as exc:
-        raise from_core(exc) from exc
-    binding = resolve_binding(caller, body["binding"], may_name_others=True)
-    resolved = [resolve_ref(binding.principal, ref, binding.read_policies, path=f"refs[{index}]")
-                for index, ref in enumerate(refs)]
-    token = None
-    if "input" in body:
-        token = token_for_use(binding, body["input"])
-        presented = _presented_revisions(token)
-        for index, revision in enumerate(resolved):
-            if revision.id not in presented:
-                raise invalid("The ref is not among the token's presented units.", path=f"refs[{index}]")
-    # Duplicate refs count once (step 5).
-    distinct = list({revision.id: revision for revision in resolved}.values())
-    return UsesRequest(binding=binding, revisions=distinct, event_id=event_id, token=token)
 
 
 def _updates(model: AvailabilityModel, revisions: list[Revision], states: dict[str, UseState],
@@ -126,27 +96,29 @@ def _acknowledge(token: InputToken, event_id: str, accepted_at: int, revisions: 
     locked.save(update_fields=["manifest"])
 
 
-def atoms_uses(*, caller: Principal, body: Any) -> dict[str, Any]:
+def atoms_uses(command: UsesCommand) -> UsesResult:
     """docs/atoms.md "Decisions". The API view admits host and admin keys that are not read-only."""
-    _open_store(caller)
-    request = _parse(caller, body)
-    principal = request.binding.principal
-    tenant, subject, policies = principal.tenant, principal.subject, list(request.binding.read_policies)
+    open_store(command.caller.tenant)
+    # A revision named twice counts once (docs/atoms.md "Decisions").
+    revisions = list({revision.id: revision for revision in command.revisions}.values())
+    principal = command.binding.principal
+    tenant, subject, policies = principal.tenant, principal.subject, list(command.binding.read_policies)
+    event_id = command.event_id
     with transaction.atomic():
         # The store row serializes uses with commits and purges: the barrier is checked
         # again under the lock, and two calls cannot both create the same state row.
         store = AtomStore.objects.select_for_update().get(tenant=tenant)
         check_barrier(store)
-        if PurgedAtom.objects.filter(tenant=tenant, atom_id__in=[r.atom_id for r in request.revisions]).exists():
+        if PurgedAtom.objects.filter(tenant=tenant, atom_id__in=[r.atom_id for r in revisions]).exists():
             raise denied("An atom was purged while the call was checked.")  # a purge finished meanwhile
         model = model_for(tenant, store=store)
         check_model_id(tenant, subject, policies, model)
         accepted_at = evaluated_at(tenant, subject, policies, now_ms())
         states_qs = UseState.objects.filter(tenant=tenant, subject=subject, policy__in=policies)
         seen = set(UseMarker.objects.filter(
-            tenant=tenant, subject=subject, event_id=request.event_id,
-            revision_id__in=[r.id for r in request.revisions]).values_list("policy", "revision_id"))
-        fresh = [r for r in request.revisions if (r.policy, r.id) not in seen]
+            tenant=tenant, subject=subject, event_id=event_id,
+            revision_id__in=[r.id for r in revisions]).values_list("policy", "revision_id"))
+        fresh = [r for r in revisions if (r.policy, r.id) not in seen]
         states = {row.revision_id: row for row in states_qs.filter(revision_id__in=[r.id for r in fresh])}
         new_states = _updates(model, fresh, states, accepted_at)
         for revision in fresh:
@@ -156,37 +128,30 @@ def atoms_uses(*, caller: Principal, body: Any) -> dict[str, Any]:
                           "updated_at": accepted_at})
         UseMarker.objects.bulk_create([
             UseMarker(tenant=tenant, subject=subject, policy=r.policy, revision_id=r.id,
-                      event_id=request.event_id, accepted_at=accepted_at) for r in fresh])
-        if request.token is not None and fresh:
-            _acknowledge(request.token, request.event_id, accepted_at, fresh)
-        result = {"acceptedAt": accepted_at, "recorded": len(fresh), "repeated": len(request.revisions) - len(fresh)}
-        audit_record(tenant=tenant, actor=_audit_actor(caller), action="atoms.uses", object_type="subject",
+                      event_id=event_id, accepted_at=accepted_at) for r in fresh])
+        if command.token is not None and fresh:
+            _acknowledge(command.token, event_id, accepted_at, fresh)
+        result = UsesResult(accepted_at=accepted_at, recorded=len(fresh), repeated=len(revisions) - len(fresh))
+        # The audit row keeps the names it has always been digested with.
+        audit_record(tenant=tenant, actor=_audit_actor(command.caller), action="atoms.uses", object_type="subject",
                      object_id=subject[:200],
-                     after={"eventId": request.event_id, "key": principal.principal_id,
-                            "revisions": [r.id for r in fresh], **result})
+                     after={"eventId": event_id, "key": principal.principal_id, "revisions": [r.id for r in fresh],
+                            "acceptedAt": result.accepted_at, "recorded": result.recorded,
+                            "repeated": result.repeated})
     return result
 
 
-def atoms_uses_reset(*, caller: Principal, body: Any) -> dict[str, int]:
+def atoms_uses_reset(command: UsesResetCommand) -> UsesResetResult:
     """docs/atoms.md "Decisions" uses/reset: delete the bound subject's states in the binding's read policies.
     Markers stay, so an old eventId still counts as repeated."""
-    _open_store(caller)
-    if not isinstance(body, dict):
-        raise invalid("The body must be a JSON object.")
-    unknown = set(body) - RESET_KEYS
-    if unknown:
-        raise invalid(f"Unknown key {sorted(unknown)[0]!r}.", path=sorted(unknown)[0])
-    if "binding" not in body:
-        raise invalid("uses/reset needs a binding.", path="binding")
-    binding = resolve_binding(caller, body["binding"], may_name_others=True)
-    principal = binding.principal
-    policies = sorted(binding.read_policies)
+    open_store(command.caller.tenant)
+    principal = command.binding.principal
+    policies = sorted(command.binding.read_policies)
     with transaction.atomic():
         check_barrier(AtomStore.objects.select_for_update().get(tenant=principal.tenant))
         deleted, _ = UseState.objects.filter(tenant=principal.tenant, subject=principal.subject,
                                              policy__in=policies).delete()
-        audit_record(tenant=principal.tenant, actor=_audit_actor(caller), action="atoms.uses.reset",
+        audit_record(tenant=principal.tenant, actor=_audit_actor(command.caller), action="atoms.uses.reset",
                      object_type="subject", object_id=principal.subject[:200],
                      after={"key": principal.principal_id, "readPolicies": policies, "deleted": deleted})
-    return {"deleted": deleted}
-
+    return UsesResetResult(deleted=deleted)

@@ -1,10 +1,13 @@
 """write, steps 2-10 of docs/atoms.md "Decisions": shape checks, refs, links, sources, fingerprint.
 
-Everything here only reads; `plan_write` returns a WritePlan that the commit applies.
+Everything here only reads; `plan_write` plans a body's batch, `plan_revise` and `plan_retire` a
+one-change batch built in code from revisions instead of refs (the atom page's actions), with the
+same checks and errors. The WritePlan becomes the `WriteCommand` the commit applies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +17,7 @@ from atoms.core.errors import AtomsCoreError
 from atoms.core.ids import check_id, check_role, new_atom_id, new_revision_id
 from atoms.core.spans import quote_digest, validate_span
 from atoms.errors import AtomError, denied, from_core, invalid
-from atoms.models import Revision
+from atoms.models import Revision, RevisionState
 from atoms.principal import Binding
 from atoms.services.budget import Budget, check_deadline, parse_budget
 from atoms.services.refs import resolve_ref
@@ -62,6 +65,26 @@ class ChangePlan:
     origins: list[OriginPlan] = field(default_factory=list)
     input: str | None = None
     raw_links: Any = None
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link of a change built in code: the target revision instead of a ref."""
+
+    role: str
+    target: Revision
+    at: str = "logical"  # logical | observed
+    required: bool = False
+    order_key: str | None = None  # None: the link's position
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A cited span of a change built in code; None bounds cite the whole text."""
+
+    source: Revision
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass
@@ -125,14 +148,18 @@ def _check_change_shape(index: int, change: Any, binding: Binding, seen: set[str
                 or not isinstance(content["links"], dict | list) or not isinstance(change["sources"], list)):
             raise invalid("content must be {text, links} and sources a list.", path=_change_path(index, "content"),
                           changeId=change["id"])
-        try:
-            size = len(content["text"].encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise invalid("text must be valid Unicode (no lone surrogates).", path=_change_path(index, "content", "text"),
-                          changeId=change["id"]) from exc
-        if size > MAX_ATOM_BYTES:
-            raise AtomError("LIMIT_EXCEEDED", "The text exceeds 65,536 bytes.",
-                            {"path": _change_path(index, "content", "text"), "limit": MAX_ATOM_BYTES, "actual": size})
+        _check_text(index, change["id"], content["text"])
+
+
+def _check_text(index: int, change_id: str, text: str) -> None:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise invalid("text must be valid Unicode (no lone surrogates).", path=_change_path(index, "content", "text"),
+                      changeId=change_id) from exc
+    if size > MAX_ATOM_BYTES:
+        raise AtomError("LIMIT_EXCEEDED", "The text exceeds 65,536 bytes.",
+                        {"path": _change_path(index, "content", "text"), "limit": MAX_ATOM_BYTES, "actual": size})
 
 
 def _link_specs(links: Any, index: int) -> list[tuple[str, Any, str]]:
@@ -153,12 +180,25 @@ def _link_specs(links: Any, index: int) -> list[tuple[str, Any, str]]:
     return out
 
 
+def _check_count(count: int, limit: int, what: str, path: str) -> None:
+    if count > limit:
+        raise AtomError("LIMIT_EXCEEDED", f"At most {limit} {what} per atom.", {"path": path, "limit": limit, "actual": count})
+
+
+def _check_link(role: Any, at: Any, required: Any, order_key: Any, path: str) -> None:
+    if at not in ("logical", "observed") or not isinstance(required, bool):
+        raise invalid("at is logical or observed; required is a boolean.", path=path)
+    try:
+        check_role(role)
+        check_role(order_key, field="orderKey")
+    except AtomsCoreError as exc:
+        raise from_core(exc, path=path) from exc
+
+
 def _resolve_links(plan: ChangePlan, index: int, by_local: dict[str, ChangePlan], binding: Binding) -> None:
     """Step 8."""
     specs = _link_specs(plan.raw_links, index)
-    if len(specs) > MAX_SLOTS:
-        raise AtomError("LIMIT_EXCEEDED", "At most 128 links per atom.",
-                        {"path": _change_path(index, "content", "links"), "limit": MAX_SLOTS, "actual": len(specs)})
+    _check_count(len(specs), MAX_SLOTS, "links", _change_path(index, "content", "links"))
     for position, (role, spec, path) in enumerate(specs):
         if isinstance(spec, str):
             spec = {"ref": spec}
@@ -169,13 +209,7 @@ def _resolve_links(plan: ChangePlan, index: int, by_local: dict[str, ChangePlan]
         at = spec.get("at", "logical")
         required = spec.get("required", False)
         order_key = spec.get("orderKey", str(position))
-        if at not in ("logical", "observed") or not isinstance(required, bool):
-            raise invalid("at is logical or observed; required is a boolean.", path=path)
-        try:
-            check_role(role)
-            check_role(order_key, field="orderKey")
-        except AtomsCoreError as exc:
-            raise from_core(exc, path=path) from exc
+        _check_link(role, at, required, order_key, path)
         if "local" in spec:
             local = by_local.get(spec["local"]) if isinstance(spec["local"], str) else None
             if local is None:
@@ -190,21 +224,23 @@ def _resolve_links(plan: ChangePlan, index: int, by_local: dict[str, ChangePlan]
 
 def _resolve_sources(plan: ChangePlan, index: int, raw: list[Any], binding: Binding) -> None:
     """Step 9."""
-    if len(raw) > MAX_ORIGINS:
-        raise AtomError("LIMIT_EXCEEDED", "At most 128 sources per atom.",
-                        {"path": _change_path(index, "sources"), "limit": MAX_ORIGINS, "actual": len(raw)})
+    _check_count(len(raw), MAX_ORIGINS, "sources", _change_path(index, "sources"))
     for position, item in enumerate(raw):
         path = _change_path(index, "sources", position)
         if not isinstance(item, dict) or "ref" not in item or set(item) - {"ref", "start", "end"}:
             raise invalid("A source is {ref, start?, end?}.", path=path)
         source = resolve_ref(binding.principal, item["ref"], binding.read_policies, path=path)
-        if binding.write_policy is not None and source.policy != binding.write_policy:
-            raise denied("A cited source belongs to another policy.", path=path)
-        try:
-            start, end = validate_span(source.body, item.get("start"), item.get("end"))
-        except AtomsCoreError as exc:
-            raise from_core(exc, path=path) from exc
-        plan.origins.append(OriginPlan(source, start, end, quote_digest(source.body, start, end)))
+        plan.origins.append(_origin(source, item.get("start"), item.get("end"), binding, path))
+
+
+def _origin(source: Revision, start: Any, end: Any, binding: Binding, path: str) -> OriginPlan:
+    if binding.write_policy is not None and source.policy != binding.write_policy:
+        raise denied("A cited source belongs to another policy.", path=path)
+    try:
+        start, end = validate_span(source.body, start, end)
+    except AtomsCoreError as exc:
+        raise from_core(exc, path=path) from exc
+    return OriginPlan(source, start, end, quote_digest(source.body, start, end))
 
 
 def _fingerprint(changes: list[ChangePlan]) -> str:
@@ -258,9 +294,7 @@ def plan_write(body: Any, binding: Binding) -> WritePlan:
         if target.atom_id in targeted:
             raise invalid("A batch may change each atom once.", path=_change_path(index, "target"), changeId=plan.change_id)
         targeted.add(target.atom_id)
-        if plan.op == "retire" and target.atom.head_id == target.id and target.state == "retired":
-            raise invalid("The atom is already retired.", path=_change_path(index, "target"), changeId=plan.change_id)
-        plan.target, plan.atom_id = target, target.atom_id
+        _check_target(plan, target, index)
     by_local = {p.change_id: p for p in plans}
     for index, plan in enumerate(plans):
         if plan.raw_links is not None:
@@ -268,6 +302,45 @@ def plan_write(body: Any, binding: Binding) -> WritePlan:
     for index, (change, plan) in enumerate(zip(changes, plans, strict=True)):
         if "sources" in change:
             _resolve_sources(plan, index, change["sources"], binding)
-    write_plan = WritePlan(binding=binding, changes=plans, idempotency_key=idempotency_key, budget=budget)
+    return _planned(binding, plans, idempotency_key, budget)
+
+
+def _check_target(plan: ChangePlan, target: Revision, index: int) -> None:
+    if plan.op == "retire" and target.atom.head_id == target.id and target.state == RevisionState.RETIRED:
+        raise invalid("The atom is already retired.", path=_change_path(index, "target"), changeId=plan.change_id)
+    plan.target, plan.atom_id = target, target.atom_id
+
+
+def _planned(binding: Binding, plans: list[ChangePlan], idempotency_key: str | None = None,
+             budget: Budget | None = None) -> WritePlan:
+    write_plan = WritePlan(binding=binding, changes=plans, idempotency_key=idempotency_key,
+                           budget=budget if budget is not None else parse_budget(None, None))
     write_plan.fingerprint = _fingerprint(plans)
     return write_plan
+
+
+def plan_revise(binding: Binding, head: Revision, text: str, links: Sequence[LinkSpec] = (),
+                sources: Sequence[SourceSpec] = (), *, change_id: str = "edit") -> WritePlan:
+    """A one-change revise of `head` to `text`, checked as plan_write checks the same change sent
+    with refs (steps 5, 7, 8 and 9, in that order; paths name `changes[0]`)."""
+    _check_text(0, change_id, text)
+    plan = ChangePlan(change_id=change_id, op="revise", atom_id="", revision_id=new_revision_id(), text=text)
+    _check_target(plan, head, 0)
+    _check_count(len(links), MAX_SLOTS, "links", _change_path(0, "content", "links"))
+    for position, link in enumerate(links):
+        order_key = link.order_key if link.order_key is not None else str(position)
+        _check_link(link.role, link.at, link.required, order_key, _change_path(0, "content", "links", position))
+        plan.slots.append(SlotPlan(link.role, link.target.atom_id, link.target.id if link.at == "observed" else "",
+                                   link.required, order_key))
+    _check_count(len(sources), MAX_ORIGINS, "sources", _change_path(0, "sources"))
+    for position, cited in enumerate(sources):
+        plan.origins.append(_origin(cited.source, cited.start, cited.end, binding,
+                                    _change_path(0, "sources", position)))
+    return _planned(binding, [plan])
+
+
+def plan_retire(binding: Binding, head: Revision, *, change_id: str = "retire") -> WritePlan:
+    """A one-change retire of `head`; an atom already retired is refused as plan_write refuses it."""
+    plan = ChangePlan(change_id=change_id, op="retire", atom_id="", revision_id=new_revision_id())
+    _check_target(plan, head, 0)
+    return _planned(binding, [plan])

@@ -2,7 +2,7 @@
 with a reason, reject quarantined text with a reason, and restore an earlier revision's text.
 
 None of them writes by itself. Approve calls `atoms_approve`, reject `atoms_reject`; edit, retire and restore build
-an ordinary write batch and call `atoms_write` as the signed-in person (a human writer:
+a one-change `WriteCommand` and call `atoms_write` as the signed-in person (a human writer:
 origin `source`, contract `source-v2`, approved unless the scanner flags the new text), so
 validation, conflicts, the barrier and the engine's own audit entry are the API's. Each
 action adds one `atoms.ui.*` audit entry naming the person, the revisions and the digests
@@ -22,14 +22,15 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_POST
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, Origin, PurgedAtom, Revision, Slot
+from atoms.models import Atom, AtomStore, NoteKind, Origin, PurgedAtom, ReviewStatus, Revision, RevisionState, Slot
 from atoms.principal import Principal
-from atoms.services.refs import issue_refs
-from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_body
+from atoms.services.reject import MAX_REASON, atoms_reject, keep_note, retire_command
 from atoms.services.review import atoms_approve
-from atoms.services.write import atoms_write
+from atoms.services.write import WriteCommand, atoms_write, writing_binding
+from atoms.services.write_plan import LinkSpec, SourceSpec
 from atoms.ui.common import ATOMS_CHANGED, atom_or_404, barrier_response, error_text, person_of
 from atoms.ui.detail import render_detail
+from atoms.ui.forms import ActionForm, EditForm, ReasonActionForm, RestoreForm
 from atoms.ui.quarantine import render_quarantine
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
@@ -54,7 +55,8 @@ class NewLink:
 
 def _loaded_head(request: TenantRequest, atom: Atom) -> Revision:
     """The revision the form was loaded at; a head that moved since is refused."""
-    loaded = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("head", "")).first()
+    head_id = ActionForm.read(request.POST)["head"]
+    loaded = Revision.objects.filter(tenant=request.tenant, atom=atom, id=head_id).first()
     if loaded is None or loaded.id != atom.head_id:
         raise FormError(MOVED)
     return loaded
@@ -75,55 +77,49 @@ def _link_targets(revision: Revision) -> list[tuple[Slot, Revision | None]]:
             for s in slots]
 
 
-def revise_body(person: Principal, head: Revision, text: str, *, keep_links: set[int] | None = None,
-                keep_sources: set[int] | None = None, new_link: NewLink | None = None) -> tuple[dict[str, Any], int]:
-    """A one-change revise batch of `head` to `text`. Links and sources are kept as they are
-    (role, at, required, orderKey, span) unless `keep_*` name the positions to keep; a link
-    whose target was purged cannot be named in a write and is dropped. Returns the body and
-    the number of links dropped that way."""
+def revise_command(person: Principal, head: Revision, text: str, *, keep_links: set[int] | None = None,
+                   keep_sources: set[int] | None = None, new_link: NewLink | None = None) -> tuple[WriteCommand, int]:
+    """A one-change revise of `head` to `text`. Links and sources are kept as they are (role,
+    at, required, orderKey, span) unless `keep_*` name the positions to keep; a link whose
+    target was purged cannot be written and is dropped. Returns the command and the number
+    of links dropped that way."""
     links = [(s, t) for s, t in _link_targets(head) if keep_links is None or s.position in keep_links]
     origins = [o for o in Origin.objects.filter(tenant=head.tenant, revision=head).order_by("position")
                if keep_sources is None or o.position in keep_sources]
     sources = {r.id: r for r in Revision.objects.filter(tenant=head.tenant,
                                                         id__in={o.source_revision_id for o in origins})}
-    named = [head, *(t for _, t in links if t is not None), *sources.values()]
+    specs = [LinkSpec(role=s.role, target=t, at="observed" if s.target_revision_id else "logical",
+                      required=s.required, order_key=s.order_key)
+             for s, t in links if t is not None]
     if new_link is not None and new_link.target.head is not None:
-        named.append(new_link.target.head)
-    refs = issue_refs(person, named)
-    specs: list[dict[str, Any]] = [
-        {"role": s.role, "target": {"ref": refs[t.id], "at": "observed" if s.target_revision_id else "logical",
-                                    "required": s.required, "orderKey": s.order_key}}
-        for s, t in links if t is not None]
-    if new_link is not None and new_link.target.head is not None:
-        specs.append({"role": new_link.role, "target": {"ref": refs[new_link.target.head.id], "at": new_link.at,
-                                                        "required": new_link.required, "orderKey": str(len(specs))}})
-    cited = [{"ref": refs[o.source_revision_id], "start": o.start, "end": o.end}
-             for o in origins if o.source_revision_id in sources]
-    change = {"id": "edit", "op": "revise", "target": refs[head.id], "content": {"text": text, "links": specs},
-              "sources": cited}
-    return {"binding": {"writePolicy": head.policy}, "changes": [change]}, sum(1 for _, t in links if t is None)
+        specs.append(LinkSpec(role=new_link.role, target=new_link.target.head, at=new_link.at,
+                              required=new_link.required, order_key=str(len(specs))))
+    cited = tuple(SourceSpec(source=sources[o.source_revision_id], start=o.start, end=o.end)
+                  for o in origins if o.source_revision_id in sources)
+    command = WriteCommand.revise(writing_binding(person, head.policy), head, text, tuple(specs), cited)
+    return command, sum(1 for _, t in links if t is None)
 
 
-def _write(request: TenantRequest, atom: Atom, head: Revision, body: dict[str, Any], action: str,
+def _write(request: TenantRequest, atom: Atom, head: Revision, command: WriteCommand, action: str,
            **audit_after: Any) -> tuple[Revision, str]:
     """The write and its UI audit entry in one transaction; returns the new head and its
     review status. A retire keeps its reason readable in a review note (the audit entry
     holds only its digest)."""
     tenant = request.tenant
     with transaction.atomic():
-        outcome = atoms_write(caller=person_of(request), body=body)
+        outcome = atoms_write(command)
         new_head = Revision.objects.get(tenant=tenant, atom_id=atom.id, is_head=True)
         if action == "retire":
-            keep_note(new_head, kind="retire", reason=audit_after["reason"], author=person_of(request).subject)
+            keep_note(new_head, kind=NoteKind.RETIRE, reason=audit_after["reason"], author=person_of(request).subject)
         audit_record(tenant=tenant, actor=actor_of(request), action=f"atoms.ui.{action}", object_type="atom",
                      object_id=atom.id, before={"revision": head.id, "textDigest": sha256_hex(head.body)},
-                     after={"revision": new_head.id, "operation": outcome["operationId"],
+                     after={"revision": new_head.id, "operation": outcome.operation_id,
                             "textDigest": sha256_hex(new_head.body), **audit_after})
-    return new_head, next(iter(outcome["review"].values()))
+    return new_head, next(iter(outcome.review.values()))
 
 
 def _review_note(status: str) -> str:
-    return " The scanner flags the new text: it stays in quarantine." if status == "quarantined" else ""
+    return " The scanner flags the new text: it stays in quarantine." if status == ReviewStatus.QUARANTINED else ""
 
 
 def _answer(request: TenantRequest, atom: Atom, *, done: str = "", error: str = "", **extra: Any) -> HttpResponse:
@@ -131,7 +127,7 @@ def _answer(request: TenantRequest, atom: Atom, *, done: str = "", error: str = 
     `atomsChanged` (the nav badge listens); an error re-renders with status 200."""
     event = ATOMS_CHANGED if done else ""
     notice = {"notice": done or error, "notice_is_error": bool(error)}
-    if request.POST.get("from") == "quarantine":
+    if ActionForm.read(request.POST)["from"] == "quarantine":
         return render_quarantine(request, event=event, **notice, focus=atom.id if error else "", **extra)
     return render_detail(request, atom, event=event, **notice, **extra)
 
@@ -156,20 +152,20 @@ def atom_approve(request: TenantRequest, atom_id: str) -> HttpResponse:
             AtomStore.objects.select_for_update().filter(tenant=request.tenant).first()
             atom = Atom.objects.select_related("head").get(pk=atom.pk)
             before = _loaded_head(request, atom).review_status
-            if before == "rejected":
+            if before == ReviewStatus.REJECTED:
                 raise FormError("This atom was rejected; restore its text to have it reviewed again.")
             atoms_approve(tenant=request.tenant, atom_id=atom.id, actor=actor_of(request))
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
     except AtomError as error:
         return _answer(request, atom, error=error_text(error))
-    done = "Approved." if before != "approved" else "It was already approved; nothing changed."
+    done = "Approved." if before != ReviewStatus.APPROVED else "It was already approved; nothing changed."
     return _answer(request, atom, done=done)
 
 
-def _new_link(request: TenantRequest) -> NewLink | None:
-    role = request.POST.get("new_role", "").strip()
-    target_id = request.POST.get("new_target", "").strip()
+def _new_link(request: TenantRequest, posted: dict[str, Any]) -> NewLink | None:
+    role = posted["new_role"].strip()
+    target_id = posted["new_target"].strip()
     if not role and not target_id:
         return None
     if not role or not target_id:
@@ -177,15 +173,8 @@ def _new_link(request: TenantRequest) -> NewLink | None:
     target = Atom.objects.select_related("head").filter(tenant=request.tenant, id=target_id).first()
     if target is None or target.head is None:
         raise FormError(f"No atom {target_id} in this tenant.")
-    at = "observed" if request.POST.get("new_at") == "observed" else "logical"
-    return NewLink(role=role, target=target, required=request.POST.get("new_required") == "on", at=at)
-
-
-def _positions(request: TenantRequest, name: str) -> set[int] | None:
-    """Checked positions of a keep-list, or None when the form did not show that list."""
-    if request.POST.get(f"{name}_shown") != "1":
-        return None
-    return {int(v) for v in request.POST.getlist(name) if v.isdigit()}
+    at = "observed" if posted["new_at"] == "observed" else "logical"
+    return NewLink(role=role, target=target, required=posted["new_required"], at=at)
 
 
 @tenant_view(Role.REVIEWER)
@@ -196,17 +185,18 @@ def atom_edit(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    text = request.POST.get("text", "").replace("\r\n", "\n")
-    kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": _positions(request, "keep_link"),
-            "kept_sources": _positions(request, "keep_source"), "new_role": request.POST.get("new_role", ""),
-            "new_target": request.POST.get("new_target", "")}
+    posted = EditForm.read(request.POST)
+    text = posted["text"]
+    kept: dict[str, Any] = {"draft": text, "edit_open": True, "kept_links": posted["kept_links"],
+            "kept_sources": posted["kept_sources"], "new_role": posted["new_role"],
+            "new_target": posted["new_target"]}
     try:
         head = _loaded_head(request, atom)
         if not text.strip():
             raise FormError("The text cannot be empty; retire the atom instead.")
-        body, dropped = revise_body(person_of(request), head, text, keep_links=kept["kept_links"],
-                                    keep_sources=kept["kept_sources"], new_link=_new_link(request))
-        _, status = _write(request, atom, head, body, "edit")
+        command, dropped = revise_command(person_of(request), head, text, keep_links=kept["kept_links"],
+                                          keep_sources=kept["kept_sources"], new_link=_new_link(request, posted))
+        _, status = _write(request, atom, head, command, "edit")
     except FormError as exc:
         return _answer(request, atom, error=str(exc), **kept)
     except AtomError as error:
@@ -222,16 +212,16 @@ def atom_retire(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    reason = request.POST.get("reason", "").strip()
+    reason = ReasonActionForm.read(request.POST)["reason"]
     try:
         head = _loaded_head(request, atom)
         _check_reason(reason, "Say why the atom is retired.")
-        if head.state == "retired":
+        if head.state == RevisionState.RETIRED:
             raise FormError("The atom is already retired.")
-        if head.review_status == "quarantined":
+        if head.review_status == ReviewStatus.QUARANTINED:
             # A retired head keeps its review status: retiring would leave it in the queue.
             raise FormError("Quarantined text is rejected, not retired: use Reject.")
-        _write(request, atom, head, retire_body(person_of(request), head), "retire", reason=reason)
+        _write(request, atom, head, retire_command(person_of(request), head), "retire", reason=reason)
     except FormError as exc:
         return _answer(request, atom, error=str(exc), reason=reason, retire_open=True)
     except AtomError as error:
@@ -249,13 +239,14 @@ def atom_restore(request: TenantRequest, atom_id: str) -> HttpResponse:
         return atom
     try:
         head = _loaded_head(request, atom)
-        old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=request.POST.get("revision", "")).first()
+        revision_id = RestoreForm.read(request.POST)["revision"]
+        old = Revision.objects.filter(tenant=request.tenant, atom=atom, id=revision_id).first()
         if old is None:
             raise FormError("That revision is not part of this atom's history.")
-        if head.state == "active" and old.body == head.body:
+        if head.state == RevisionState.ACTIVE and old.body == head.body:
             raise FormError("That text is already the current text; nothing to restore.")
-        body, dropped = revise_body(person_of(request), head, old.body)
-        _, status = _write(request, atom, head, body, "restore", restoredFrom=old.id)
+        command, dropped = revise_command(person_of(request), head, old.body)
+        _, status = _write(request, atom, head, command, "restore", restoredFrom=old.id)
     except FormError as exc:
         return _answer(request, atom, error=str(exc))
     except AtomError as error:
@@ -279,12 +270,12 @@ def atom_reject(request: TenantRequest, atom_id: str) -> HttpResponse:
     atom = _atom_or_closed(request, atom_id)
     if isinstance(atom, HttpResponse):
         return atom
-    reason = request.POST.get("reason", "").strip()
+    reason = ReasonActionForm.read(request.POST)["reason"]
     try:
         with transaction.atomic():
             head = _loaded_head(request, atom)
             _check_reason(reason, "Say why the text is rejected.")
-            if head.review_status != "quarantined":
+            if head.review_status != ReviewStatus.QUARANTINED:
                 raise FormError("Only quarantined text can be rejected; retire the atom instead.")
             rejected = atoms_reject(person=person_of(request), atom_id=atom.id, head_id=head.id, reason=reason,
                                     actor=actor_of(request))

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from atoms.errors import AtomError
-from atoms.models import Revision
+from atoms.models import HIDDEN_REVIEW, Revision, RevisionState
 from atoms.services.ranking_readonly import page_of, rank
 from atoms.ui.common import (
     ORIGINS,
@@ -44,7 +44,7 @@ PAGE_SIZE = 25
 CURSOR_SALT = "memoryhub.atoms.ui.browse"
 SEARCH_SALT = "memoryhub.atoms.ui.search"
 # Search ranks active, visible heads only (docs/atoms.md "Recall"); these filters can only be met by listing.
-SEARCH_CANNOT = {"state": ("retired",), "review": ("quarantined", "rejected")}
+SEARCH_CANNOT = {"state": (RevisionState.RETIRED,), "review": HIDDEN_REVIEW}
 
 
 @dataclass(frozen=True)

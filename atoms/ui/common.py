@@ -12,15 +12,16 @@ from django.http import Http404
 from django.template.response import TemplateResponse
 
 from atoms.errors import AtomError
-from atoms.models import Atom, AtomStore, Revision
+from atoms.models import Atom, AtomStore, OriginKind, ReviewStatus, Revision, RevisionState
 from atoms.principal import Principal
 from tenants.models import Tenant
 from tenants.ui_request import TenantRequest
 
 ATOMS_CHANGED = "atomsChanged"  # the nav badge listens (atoms/badge.html)
-REVIEW_STATUSES = ("approved", "unreviewed", "quarantined", "rejected")
-STATES = ("active", "retired")
-ORIGINS = ("source", "extraction", "organization", "derived", "hypothesis")
+# The browser's filter choices, in the order its menus show them.
+REVIEW_STATUSES = (ReviewStatus.APPROVED, ReviewStatus.UNREVIEWED, ReviewStatus.QUARANTINED, ReviewStatus.REJECTED)
+STATES = tuple(RevisionState)
+ORIGINS = tuple(OriginKind)
 
 
 def person_of(request: TenantRequest) -> Principal:
@@ -43,7 +44,7 @@ def tenant_policies(tenant: Tenant) -> list[str]:
 
 
 def quarantine_count(tenant: Tenant) -> int:
-    return Revision.objects.filter(tenant=tenant, is_head=True, review_status="quarantined").count()
+    return Revision.objects.filter(tenant=tenant, is_head=True, review_status=ReviewStatus.QUARANTINED).count()
 
 
 def purge_pending(tenant: Tenant) -> bool:

@@ -1,5 +1,5 @@
 """The read playground (docs/atoms.md "In the web UI: read playground and purge"): run the real
-`atoms_read` as the signed-in person and show exactly what it returns.
+`atoms_read` as the signed-in person and show exactly what the API would return for it.
 
 The person reads as `user:<username>` (actor human, every policy the tenant holds atoms in):
 `Principal.for_person`, the principal every UI action uses. read records a receipt, as it
@@ -16,9 +16,12 @@ from django import forms
 from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods
 
+from atoms.api.read import read_json
 from atoms.errors import AtomError
 from atoms.models import Ref
-from atoms.services.read import atoms_read
+from atoms.principal import Principal, resolve_binding
+from atoms.services.read import ReadCommand, atoms_read
+from atoms.services.read_options import ReadOptions, options_as_sent, parse_state
 from atoms.ui.common import person_of
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
@@ -46,14 +49,21 @@ class PlaygroundForm(forms.Form):
             raise forms.ValidationError("Enter a context or a query.")
         return data
 
+    def options(self) -> ReadOptions:
+        data = self.cleaned_data
+        return ReadOptions(tokens=data["tokens"], limit=data["limit"], cursor=data.get("cursor") or None)
+
     def body(self) -> dict[str, Any]:
-        """The read request, as an API caller would send it."""
+        """The same read as an API caller would send it, shown beside the answer."""
         data = self.cleaned_data
         state = {name: data[name] for name in ("context", "query") if data[name].strip()}
-        options: dict[str, Any] = {"tokens": data["tokens"], "limit": data["limit"]}
-        if data.get("cursor"):
-            options["cursor"] = data["cursor"]
-        return {"state": state, "options": options}
+        return {"state": state, "options": options_as_sent(self.options())}
+
+    def command(self, person: Principal) -> ReadCommand:
+        """The read the form asks for, as the signed-in person (parse_state checks the texts'
+        byte sizes, which the form counts in characters)."""
+        return ReadCommand(binding=resolve_binding(person, None), state=parse_state(self.body()["state"]),
+                           options=self.options())
 
 
 def pretty(value: Any) -> str:
@@ -91,7 +101,7 @@ def playground(request: TenantRequest) -> HttpResponse:
         if form.is_valid():
             body = form.body()
             try:
-                result = atoms_read(caller=person_of(request), body=body)
+                result = read_json(atoms_read(form.command(person_of(request))))
             except AtomError as exc:
                 context["error"] = {"code": exc.code, "message": exc.message, "details": pretty(exc.details)}
                 context["request_json"] = pretty(body)

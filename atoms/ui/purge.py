@@ -1,7 +1,7 @@
 """Purge pages (docs/atoms.md "In the web UI: read playground and purge" and "Review UI"; admins only): a dry-run preview, a confirmed start, and a
 progress view that ends with the erasure receipt.
 
-The preview is `atoms_purge` with `dryRun`, which changes nothing. Confirming re-runs the
+The preview is `atoms_purge` with a dry-run `PurgeCommand`, which changes nothing. Confirming re-runs the
 dry run and refuses if the affected set changed since the preview was shown (the form
 carries its digest), then raises the purge barrier with a `maxWork: 0` call (so the tenant's
 Atom API closes before the response) and queues `atoms.purge_run` on commit, which does the
@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from django import forms
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -20,9 +21,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
+from atoms.api.purge import purge_json
 from atoms.errors import AtomError
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom
-from atoms.services.purge import atoms_purge
+from atoms.services.purge import PurgeCommand, atoms_purge
 from atoms.services.purge_slices import run_state
 from atoms.services.purge_steps import Checkpoint
 from atoms.tasks import purge_run
@@ -30,6 +32,7 @@ from atoms.ui.common import person_of
 from atoms.ui.playground import pretty
 from memoryhub.digests import digest_of
 from memoryhub.enqueue import enqueue_on_commit
+from tenants.forms import PostedText, first_error
 from tenants.models import Role, Tenant
 from tenants.ui import tenant_view
 from tenants.ui_render import render_page, wants_partial
@@ -69,15 +72,25 @@ def _affected_rows(tenant: Tenant, atom_ids: list[str], requested: str) -> list[
 def _dry_run(request: TenantRequest, atom_id: str) -> dict[str, Any]:
     """The preview context. An atom this tenant does not have is a 404."""
     try:
-        result = atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"dryRun": True}})
+        result = atoms_purge(PurgeCommand(caller=person_of(request), atom_id=atom_id, dry_run=True))
     except AtomError as exc:
         if exc.code == "INVALID_REF":
             raise Http404("No such atom.") from exc
         return {"atom_id": atom_id, "error": {"code": exc.code, "message": exc.message}}
-    affected = result["affectedAtomIds"]
-    return {"atom_id": atom_id, "preview": result, "affected_digest": digest_of(affected),
+    affected = result.affected_atom_ids
+    # The page shows the dry run as the API answers it (the template reads the same keys).
+    preview = purge_json(result)
+    return {"atom_id": atom_id, "preview": preview, "affected_digest": digest_of(affected),
             "rows": _affected_rows(request.tenant, affected, atom_id),
-            "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(result)}
+            "more": max(0, len(affected) - PREVIEW_ROWS), "preview_json": pretty(preview)}
+
+
+class PurgeConfirmForm(forms.Form):
+    """The confirmation: the box ticked, and the digest of the affected set the preview showed
+    (compared with a fresh dry run by the view)."""
+
+    confirm = forms.BooleanField(error_messages={"required": "Tick the box to confirm the erasure."})
+    affected = PostedText()
 
 
 def _render_preview(request: TenantRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -102,13 +115,14 @@ def purge_page(request: TenantRequest, atom_id: str) -> HttpResponse:
     context = _dry_run(request, atom_id)
     if request.method == "GET" or "preview" not in context:
         return _render_preview(request, context)
-    if request.POST.get("confirm") != "on":
-        return _render_preview(request, {**context, "confirm_error": "Tick the box to confirm the erasure."})
-    if request.POST.get("affected") != context["affected_digest"]:
+    form = PurgeConfirmForm(request.POST)
+    if not form.is_valid():
+        return _render_preview(request, {**context, "confirm_error": first_error(form)})
+    if form.cleaned_data["affected"] != context["affected_digest"]:
         return _render_preview(request, {**context, "changed": True})
     try:
         # maxWork 0 raises the barrier and does no erasing; the task does the rest.
-        atoms_purge(caller=person_of(request), body={"atomId": atom_id, "options": {"maxWork": 0}})
+        atoms_purge(PurgeCommand(caller=person_of(request), atom_id=atom_id, max_work=0))
     except AtomError as exc:
         return _render_preview(request, {**context, "error": {"code": exc.code, "message": exc.message}})
     enqueue_on_commit(purge_run, tenant.pk, atom_id, request.user.get_username())

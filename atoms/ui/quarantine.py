@@ -15,7 +15,7 @@ from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
-from atoms.models import Revision
+from atoms.models import ReviewStatus, Revision
 from atoms.ui.common import barrier_response
 from memoryhub import threats
 from tenants.models import Role
@@ -38,7 +38,7 @@ class QueueItem:
 
 
 def quarantine_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
-    heads = Revision.objects.filter(tenant=request.tenant, is_head=True, review_status="quarantined")
+    heads = Revision.objects.filter(tenant=request.tenant, is_head=True, review_status=ReviewStatus.QUARANTINED)
     total = heads.count()
     items = [QueueItem(head=h, findings=threats.scan(h.body)) for h in heads.order_by("seq", "atom_id")[:QUEUE_SIZE]]
     return {"items": items, "total": total, "shown": len(items), "can_act": can_act(request), "focus": "",

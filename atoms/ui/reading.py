@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from atoms.core.spans import quote_digest
-from atoms.models import Atom, Origin, PurgedAtom, Revision, Slot
+from atoms.models import Atom, Origin, PurgedAtom, ReviewStatus, Revision, RevisionState, Slot
 from atoms.services.staleness import is_stale
 from atoms.ui.graph import MAX_PER_SIDE, Edge, Graph, Node, short
 from memoryhub import threats
@@ -93,9 +93,9 @@ class AtomDetail:
 def _operation(revision: Revision, previous: Revision | None) -> str:
     if previous is None:
         return "create"
-    if revision.state == "retired":
+    if revision.state == RevisionState.RETIRED:
         return "retire"
-    return "reactivate" if previous.state == "retired" else "revise"
+    return "reactivate" if previous.state == RevisionState.RETIRED else "revise"
 
 
 def history_of(atom: Atom) -> list[HistoryRow]:
@@ -147,16 +147,16 @@ def detail_of(tenant: Tenant, atom: Atom) -> AtomDetail:
     return AtomDetail(
         atom=atom, head=head, links_out=links_out_of(tenant, head), links_in=links_in_of(tenant, atom, numbers),
         sources=sources_of(tenant, head), history=history, stale=is_stale(head),
-        findings=threats.scan(head.body) if head.review_status == "quarantined" else [],
+        findings=threats.scan(head.body) if head.review_status == ReviewStatus.QUARANTINED else [],
     )
 
 
 def node_status(revision: Revision | None) -> str:
     if revision is None:
         return "unavailable"
-    if revision.review_status in ("quarantined", "unreviewed"):
+    if revision.review_status in (ReviewStatus.QUARANTINED, ReviewStatus.UNREVIEWED):
         return revision.review_status
-    return "retired" if revision.state == "retired" else "active"
+    return RevisionState.RETIRED if revision.state == RevisionState.RETIRED else RevisionState.ACTIVE
 
 
 def neighbourhood(detail: AtomDetail, url_for: Callable[[str], str]) -> Graph:

@@ -1,4 +1,7 @@
-"""Shared parts of the memory-file API: scopes, write headers, the retry cap, error shapes."""
+"""Shared parts of the memory-file API: scopes, write headers, the retry cap, result shapes.
+
+The services raise refusals as `MemoryRuleError` with all their fields; the one exception
+handler renders them (docs/api.md "Errors")."""
 
 from __future__ import annotations
 
@@ -10,22 +13,18 @@ from memoryhub.api.errors import ApiError, PermissionDenied
 from tenants.api.base import TenantAPIView
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
-from tenants.memory.service import WriteOutcome, error_fields
+from tenants.memory.service import WriteOutcome, refusal
 from tenants.memory.tool_call import (
     AGENT_WRITERS,
     HUMAN_WRITERS,
     WriteContext,
-    count_outcome,
+    count_failure,
+    count_success,
     require_agent_scope,
-    tool_result,
     write_origin,
     write_session,
 )
 from tenants.models import MemorySession, MemoryVolume
-
-
-def rule_error(error: MemoryRuleError, details: dict[str, Any] | None = None) -> ApiError:
-    return ApiError(error.message, code=error.code, details=details or dict(error.extra))
 
 
 def body_object(data: Any) -> dict[str, Any]:
@@ -60,16 +59,17 @@ class MemoryAPIView(TenantAPIView):
     def write_session(self, volume: MemoryVolume) -> MemorySession | None:
         return write_session(volume, self.write_context().session)
 
-    def count_outcome(self, outcome: WriteOutcome, volume: MemoryVolume, target: str) -> WriteOutcome:
+    def count_success(self) -> None:
         """The retry cap: consecutive failed mutations per (tenant, session, turn)."""
-        return count_outcome(outcome, tenant_id=self.tenant.pk, context=self.write_context())
+        count_success(tenant_id=self.tenant.pk, context=self.write_context())
+
+    def counted_refusal(self, error: MemoryRuleError, volume: MemoryVolume, target: str) -> MemoryRuleError:
+        """A refused mutation counted by the retry cap, with the store's fields, to raise."""
+        return refusal(volume, target, count_failure(error, tenant_id=self.tenant.pk, context=self.write_context()))
 
 
-def rest_response(outcome: WriteOutcome, volume: MemoryVolume, target: str) -> JsonResponse:
-    if outcome.error is None:
-        return JsonResponse(outcome.body, status=outcome.status, json_dumps_params={"ensure_ascii": False})
-    details = error_fields(volume, target, outcome.error)
-    raise rule_error(outcome.error, details)
+def rest_response(outcome: WriteOutcome) -> JsonResponse:
+    return JsonResponse(outcome.body, status=outcome.status, json_dumps_params={"ensure_ascii": False})
 
 
-__all__ = ["AGENT_WRITERS", "HUMAN_WRITERS", "MemoryAPIView", "body_object", "rest_response", "rule_error", "rules", "tool_result"]
+__all__ = ["AGENT_WRITERS", "HUMAN_WRITERS", "MemoryAPIView", "body_object", "rest_response", "rules"]

@@ -17,7 +17,7 @@ from tenants.api.memory_base import HUMAN_WRITERS, MemoryAPIView, body_object, r
 from tenants.memory.approval import pending_approve, pending_approve_all, pending_reject
 from tenants.memory.rules import MAX_OPERATIONS, TARGETS
 from tenants.memory.service import volume_for
-from tenants.models import MemoryVolume, PendingWrite
+from tenants.models import PendingWrite
 
 PENDING_EXAMPLE = {"id": "pw_k3vq7d2mzr5xw4hn6t2a", "target": "memory", "status": "pending", "origin": "foreground",
                    "summary": "add: Project uses Bun and Nx", "payload": {"action": "add", "content": "Project uses Bun and Nx"},
@@ -145,9 +145,7 @@ class PendingApproveView(MemoryAPIView):
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
         edit = validated(PendingEdit, request.data) or None
-        outcome = pending_approve(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, edit=edit)
-        item = PendingWrite.objects.filter(volume__tenant=self.tenant, public_id=pending_id).first()
-        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), item.target if item else "memory")
+        return rest_response(pending_approve(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, edit=edit))
 
 
 class PendingRejectView(MemoryAPIView):
@@ -162,8 +160,7 @@ class PendingRejectView(MemoryAPIView):
     def post(self, request: Request, pending_id: str) -> JsonResponse:
         self.require_reviewer_scope()
         reason = str(validated(PendingReject, request.data).get("reason", ""))
-        outcome = pending_reject(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, reason=reason)
-        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), "memory")
+        return rest_response(pending_reject(tenant=self.tenant, pending_id=pending_id, reviewer=self.actor, reason=reason))
 
 
 class PendingApproveAllView(MemoryAPIView):

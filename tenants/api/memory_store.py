@@ -20,12 +20,12 @@ from rest_framework.response import Response
 from memoryhub.api.pagination import CursorPagination
 from memoryhub.api.schema import errors
 from memoryhub.api.strict import PageQuery, StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
-from tenants.api.memory_base import MemoryAPIView, rest_response, rule_error
+from tenants.api.memory_base import MemoryAPIView, rest_response
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
 from tenants.memory.service import memory_undo, memory_write, pending_count, store_state, volume_for
 from tenants.memory.tool_call import WriteContext
-from tenants.models import MemoryVersion, MemoryVolume, Origin
+from tenants.models import MemoryVersion, Origin
 
 TARGET_PARAM = OpenApiParameter("target", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["memory", "user"])
 WRITE_HEADERS = [
@@ -106,10 +106,7 @@ WriteOrList = PolymorphicProxySerializer("MemoryWriteOrListing", serializers=[Wr
 
 
 def target_of(raw: str) -> str:
-    try:
-        return rules.parse_target(raw, tool_form=False)
-    except MemoryRuleError as exc:
-        raise rule_error(exc) from exc
+    return rules.parse_target(raw, tool_form=False)  # INVALID_TARGET: rendered by the one handler
 
 
 class MemoryOverviewView(MemoryAPIView):
@@ -162,22 +159,18 @@ class MemoryStoreView(MemoryAPIView):
         try:
             parsed = rules.parse_request(request.data, target)
             strict_write_shape(request.data, self.write_context())
+            if parsed.action == "list":
+                return Response({**store_state(volume, target), "pending_count": pending_count(volume, target)})
+            self.require_agent_scope()
+            origin = self.write_origin()
+            session = self.write_session(volume)
+            outcome = memory_write(tenant=self.tenant, request=parsed, origin=origin, actor=self.actor,
+                                   session=session)
         except MemoryRuleError as exc:
-            return rest_response(self.count_outcome(_refusal(exc), volume, target), volume, target)
-        if parsed.action == "list":
-            return Response({**store_state(volume, target), "pending_count": pending_count(volume, target)})
-        self.require_agent_scope()
-        origin = self.write_origin()
-        session = self.write_session(volume)
-        outcome = memory_write(tenant=self.tenant, request=parsed, origin=origin, actor=self.actor, session=session)
-        volume.refresh_from_db()
-        return rest_response(self.count_outcome(outcome, volume, target), volume, target)
-
-
-def _refusal(error: MemoryRuleError):
-    from tenants.memory.service import WriteOutcome
-
-    return WriteOutcome({}, error=error)
+            # Caught only for the retry cap, which counts refused writes.
+            raise self.counted_refusal(exc, volume, target) from None
+        self.count_success()
+        return rest_response(outcome)
 
 
 class HistoryCursor(CursorPagination):
@@ -242,4 +235,4 @@ class MemoryUndoView(MemoryAPIView):
         data.is_valid(raise_exception=True)
         outcome = memory_undo(tenant=self.tenant, target=target, version=data.validated_data["version"],
                               actor=self.actor, reason=data.validated_data["reason"])
-        return rest_response(outcome, MemoryVolume.objects.get(tenant=self.tenant), target)
+        return rest_response(outcome)

@@ -12,8 +12,8 @@ from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError, Step, WriteRequest
-from tenants.memory.service import WriteOutcome, _locked, commit_entries
-from tenants.models import PendingWrite, Tenant
+from tenants.memory.service import WriteOutcome, _locked, commit_entries, refusal
+from tenants.models import MemoryVolume, PendingWrite, Tenant
 
 
 def _request_of(pending: PendingWrite) -> WriteRequest:
@@ -44,31 +44,33 @@ def edited_payload(pending: PendingWrite, edit: dict[str, Any]) -> dict[str, Any
     return WriteRequest(pending.target, step.action, (Step(step.action, content, step.old_text),)).payload()
 
 
-def _decidable(volume_id: int, pending_id: str) -> PendingWrite | WriteOutcome:
-    """The locked pending item (by its public id), or the refusal to answer with."""
-    pending = PendingWrite.objects.select_for_update().filter(volume_id=volume_id, public_id=pending_id).first()
+def _decidable(volume: MemoryVolume, pending_id: str, target: str | None = None) -> PendingWrite:
+    """The locked pending item (by its public id), or the refusal raised, with the fields of
+    store `target` (the item's own, or `memory` when there is no item, when None)."""
+    pending = PendingWrite.objects.select_for_update().filter(volume_id=volume.pk, public_id=pending_id).first()
     if pending is None:
-        return WriteOutcome({}, error=MemoryRuleError("PENDING_NOT_FOUND", "No such pending item."))
+        raise refusal(volume, target or "memory", MemoryRuleError("PENDING_NOT_FOUND", "No such pending item."))
     if pending.status != "pending":
-        return WriteOutcome({}, error=MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}."))
+        raise refusal(volume, target or pending.target,
+                      MemoryRuleError("NOT_PENDING", f"This item was already {pending.status}."))
     return pending
 
 
 def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: dict[str, Any] | None = None) -> WriteOutcome:
     """Replay the payload through the normal rules (limits and scan again, never re-staged),
-    replace/remove aimed at their pinned entries. On failure the item stays pending."""
+    replace/remove aimed at their pinned entries. On failure the item stays pending, with the
+    refusal as its `last_error`."""
     with transaction.atomic():
         volume = _locked(tenant)
-        pending = _decidable(volume.pk, pending_id)
-        if isinstance(pending, WriteOutcome):
-            return pending
+        pending = _decidable(volume, pending_id)
         if edit:
             try:
                 # The reviewer's text is stored redacted, as a staged write is.
                 payload = rules.redacted(rules.parse_request(edited_payload(pending, edit), pending.target),
                                          volume.secrets).payload()
             except MemoryRuleError as exc:
-                return WriteOutcome({}, error=exc)
+                refusal(volume, pending.target, exc)
+                raise  # nothing was written yet
             if pending.original_payload is None:
                 pending.original_payload = pending.payload
             pending.payload = payload
@@ -79,27 +81,29 @@ def pending_approve(*, tenant: Tenant, pending_id: str, reviewer: Actor, edit: d
         except MemoryRuleError as exc:
             # Only the error is kept: a refused edit must not replace the pending content.
             PendingWrite.objects.filter(pk=pending.pk).update(last_error={"code": exc.code, "message": exc.message})
-            return WriteOutcome({}, error=exc)
-        number = volume.version(pending.target)
-        if plan.entries is not None:
-            number = commit_entries(volume=volume, target=pending.target, entries=plan.entries, origin=pending.origin,
-                                    actor=Actor(kind="key" if pending.created_by_key_id else "system",
-                                                label=pending.created_by, key_id=pending.created_by_key_id),
-                                    session=pending.session, pending=pending, approved_by=reviewer)
-        pending.status, pending.decided_at, pending.decided_by = "approved", timezone.now(), reviewer.label
-        pending.last_error = None
-        pending.save()
-        audit_record(tenant=tenant, actor=reviewer, action="memory.approve", object_type="pending_write",
-                     object_id=pending.public_id, after=pending.payload)
-        return WriteOutcome({"success": True, "version": number}, version=number)
+            refused = refusal(volume, pending.target, exc)
+        else:
+            number = volume.version(pending.target)
+            if plan.entries is not None:
+                number = commit_entries(volume=volume, target=pending.target, entries=plan.entries,
+                                        origin=pending.origin,
+                                        actor=Actor(kind="key" if pending.created_by_key_id else "system",
+                                                    label=pending.created_by, key_id=pending.created_by_key_id),
+                                        session=pending.session, pending=pending, approved_by=reviewer)
+            pending.status, pending.decided_at, pending.decided_by = "approved", timezone.now(), reviewer.label
+            pending.last_error = None
+            pending.save()
+            audit_record(tenant=tenant, actor=reviewer, action="memory.approve", object_type="pending_write",
+                         object_id=pending.public_id, after=pending.payload)
+            return WriteOutcome({"success": True, "version": number}, version=number)
+    raise refused  # after the commit, which keeps the item's last_error
 
 
 def pending_reject(*, tenant: Tenant, pending_id: str, reviewer: Actor, reason: str = "") -> WriteOutcome:
     with transaction.atomic():
         volume = _locked(tenant)
-        pending = _decidable(volume.pk, pending_id)
-        if isinstance(pending, WriteOutcome):
-            return pending
+        # Its refusals have always carried the memory store's fields, whatever the item's store.
+        pending = _decidable(volume, pending_id, target="memory")
         pending.status, pending.decided_at, pending.decided_by = "rejected", timezone.now(), reviewer.label
         pending.reason = threats.redact(reason, volume.secrets)[:500]  # free text, shown to the queue's readers
         pending.save()
@@ -117,9 +121,10 @@ def pending_approve_all(*, tenant: Tenant, reviewer: Actor, target: str | None =
     approved: list[str] = []
     failed: dict[str, Any] | None = None
     for pending_id in list(queryset.values_list("public_id", flat=True)):
-        outcome = pending_approve(tenant=tenant, pending_id=pending_id, reviewer=reviewer)
-        if outcome.error is not None:
-            failed = {"id": pending_id, "code": outcome.error.code, "error": outcome.error.message}
+        try:
+            pending_approve(tenant=tenant, pending_id=pending_id, reviewer=reviewer)
+        except MemoryRuleError as exc:
+            failed = {"id": pending_id, "code": exc.code, "error": exc.message}
             break
         approved.append(pending_id)
     return {"approved": approved, "failed": failed, "remaining": queryset.count()}

@@ -1,5 +1,9 @@
 """Memory-file services: writes, staging, versions and undo. Each mutation is one
-transaction that starts by locking the tenant's MemoryVolume row (docs/memory-files.md "How it works")."""
+transaction that starts by locking the tenant's MemoryVolume row (docs/memory-files.md "How it works").
+
+A refused write raises `MemoryRuleError` carrying the store's approved entries and usage
+beside its own fields (`refusal`), which every answer to a refusal shows: the REST error
+envelope and the tool's `success: false` result (docs/memory-files.md "Using it from an agent")."""
 
 from __future__ import annotations
 
@@ -31,12 +35,11 @@ STAGED_NOTE = "This write is queued for review. Do not send it again."
 
 @dataclass
 class WriteOutcome:
-    """A success (`body`, HTTP 200 or 202 when staged) or a refusal (`error`, whose status is
-    its code's row in memoryhub/api/codes.py; `status` is not used then)."""
+    """A done write: its result `body`, answered with HTTP `status` (202 when staged) and the
+    new `version` when one was stored. Refusals are raised as `MemoryRuleError`."""
 
     body: dict[str, Any]
     status: int = 200
-    error: MemoryRuleError | None = None
     version: int | None = None
 
 
@@ -65,6 +68,13 @@ def error_fields(volume: MemoryVolume, target: str, error: MemoryRuleError) -> d
     """What a refusal carries besides code and message: the approved entries and usage."""
     entries = volume.entries(target)
     return {"current_entries": entries, "usage": rules.usage(entries, volume.limit(target)), **error.extra}
+
+
+def refusal(volume: MemoryVolume, target: str, error: MemoryRuleError) -> MemoryRuleError:
+    """`error` with the store's entries and usage added to its fields, as it is answered.
+    Fields it already has stay (a retry-capped refusal keeps its cause's)."""
+    error.details = error_fields(volume, target, error)
+    return error
 
 
 def should_stage(approval: str, origin: str) -> bool:
@@ -111,9 +121,9 @@ def memory_write(
     *, tenant: Tenant, request: WriteRequest, origin: str, actor: Actor, session: MemorySession | None = None,
     pinned: Sequence[str | None] = (),
 ) -> WriteOutcome:
-    """Validate, then apply or stage one write (request.action != "list"). `pinned` names
-    whole entries that replace/remove steps aim at (the UI edits one exact entry), instead
-    of matching old_text as a substring."""
+    """Validate, then apply or stage one write (request.action != "list"); a refusal raises
+    `MemoryRuleError`. `pinned` names whole entries that replace/remove steps aim at (the UI
+    edits one exact entry), instead of matching old_text as a substring."""
     target = request.target
     with transaction.atomic():
         volume = _locked(tenant)
@@ -121,7 +131,8 @@ def memory_write(
             plan = rules.plan_write(request, volume.entries(target), volume.limit(target), volume.secrets,
                                     pinned=pinned)
         except MemoryRuleError as exc:
-            return WriteOutcome(body={}, error=exc)
+            refusal(volume, target, exc)
+            raise  # nothing was written: rolling the transaction back loses nothing
         if plan.entries is None:  # no-op: duplicate add or same-text replace
             return WriteOutcome(success_body(volume, target, plan.message))
         if should_stage(volume.approval, origin):
@@ -154,7 +165,8 @@ def _stage(volume: MemoryVolume, request: WriteRequest, plan: rules.Plan, origin
 
 
 def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reason: str = "") -> WriteOutcome:
-    """Restore the entries after version N (0 = empty) as a new human version."""
+    """Restore the entries after version N (0 = empty) as a new human version. A refusal is
+    raised before anything is written."""
     with transaction.atomic():
         volume = _locked(tenant)
         if version == 0:
@@ -162,7 +174,7 @@ def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reas
         else:
             row = MemoryVersion.objects.filter(volume=volume, target=target, number=version).first()
             if row is None:
-                return WriteOutcome({}, error=MemoryRuleError("VERSION_NOT_FOUND", f"No {target} version {version}."))
+                raise refusal(volume, target, MemoryRuleError("VERSION_NOT_FOUND", f"No {target} version {version}."))
             entries = list(row.entries)
         current = volume.entries(target)
         if entries == current:
@@ -174,12 +186,12 @@ def memory_undo(*, tenant: Tenant, target: str, version: int, actor: Actor, reas
             if finding is not None:
                 error = MemoryRuleError("THREAT_BLOCKED", f"Refused by scanner rule '{finding.pattern}': that version "
                                         "holds an entry memory may not keep.", pattern=finding.pattern)
-                return WriteOutcome({}, error=error)
+                raise refusal(volume, target, error)
         limit = volume.limit(target)
         if rules.size_of(entries) > limit and rules.size_of(entries) >= rules.size_of(current):
             error = MemoryRuleError("OVER_LIMIT", f"The result would hold {rules.fmt(rules.size_of(entries))}/"
                                     f"{rules.fmt(limit)} chars. Shorten the new text or trim other entries first.")
-            return WriteOutcome({}, error=error)
+            raise refusal(volume, target, error)
         number = commit_entries(volume=volume, target=target, entries=entries, origin=Origin.HUMAN, actor=actor,
                                 reason=reason or f"restore version {version}")
         return WriteOutcome({"success": True, "version": number}, version=number)

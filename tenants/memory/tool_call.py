@@ -6,6 +6,7 @@ implementation."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from memoryhub.api.errors import PermissionDenied
 from memoryhub.errors import DomainError
 from tenants.memory import rules
 from tenants.memory.rules import MemoryRuleError
-from tenants.memory.service import WriteOutcome, error_fields, memory_write, pending_count, store_state, volume_for
+from tenants.memory.service import error_fields, memory_write, pending_count, store_state, volume_for
 from tenants.models import ApiKey, KeyKind, MemorySession, MemoryVolume, Origin
 
 AGENT_WRITERS = frozenset({KeyKind.AGENT, KeyKind.HOST})
@@ -74,34 +75,44 @@ def write_session(volume: MemoryVolume, raw: str | None) -> MemorySession | None
     return session
 
 
-def count_outcome(outcome: WriteOutcome, *, tenant_id: int, context: WriteContext) -> WriteOutcome:
-    """The retry cap: consecutive failed mutations per (tenant, session, turn)."""
+def _retry_key(tenant_id: int, context: WriteContext) -> str | None:
     if not context.session or not context.turn:
-        return outcome
-    key = f"memory-retry:{tenant_id}:{context.session}:{context.turn}"
+        return None
+    return f"memory-retry:{tenant_id}:{context.session}:{context.turn}"
+
+
+def count_success(*, tenant_id: int, context: WriteContext) -> None:
+    """The retry cap counts consecutive failed mutations per (tenant, session, turn): a done
+    write starts the count again."""
+    key = _retry_key(tenant_id, context)
+    if key is None:
+        return
+    with contextlib.suppress(Exception):  # the cap is advice; a cache outage must not fail writes
+        cache.delete(key)
+
+
+def count_failure(error: MemoryRuleError, *, tenant_id: int, context: WriteContext) -> MemoryRuleError:
+    """Count a refused mutation; the refusal to answer with is `error`, or `RETRY_LIMIT`
+    once more than RETRY_CAP failed in a row."""
+    key = _retry_key(tenant_id, context)
+    if key is None:
+        return error
     try:
-        if outcome.error is None:
-            cache.delete(key)
-            return outcome
         cache.add(key, 0, timeout=RETRY_TTL)
         failures = cache.incr(key)
     except Exception:  # noqa: BLE001 - the cap is advice; a cache outage must not fail writes
-        return outcome
+        return error
     if failures <= RETRY_CAP:
-        return outcome
-    cause = outcome.error
-    capped = MemoryRuleError(
+        return error
+    return MemoryRuleError(
         "RETRY_LIMIT", f"{failures} memory writes failed in a row this turn. Stop using memory until the next "
-        "turn and carry on with the user's request.", cause_code=cause.code, done=True,
-        **{k: v for k, v in cause.extra.items() if k not in ("done",)},
+        "turn and carry on with the user's request.", cause_code=error.code, done=True,
+        **{k: v for k, v in error.extra.items() if k not in ("done",)},
     )
-    return WriteOutcome({}, error=capped)
 
 
-def tool_result(outcome: WriteOutcome, volume: MemoryVolume, target: str) -> dict[str, Any]:
-    if outcome.error is None:
-        return outcome.body
-    error = outcome.error
+def tool_refusal(error: MemoryRuleError, volume: MemoryVolume, target: str) -> dict[str, Any]:
+    """A refusal as the tool answers it: a result with `success: false`, not an error."""
     body: dict[str, Any] = {"success": False}
     if error.code == "RETRY_LIMIT":
         body["done"] = True
@@ -112,7 +123,8 @@ def tool_result(outcome: WriteOutcome, volume: MemoryVolume, target: str) -> dic
 
 def memory_tool_call(*, key: ApiKey, actor: Actor, data: Any, context: WriteContext) -> dict[str, Any]:
     """The `memory` tool with its exact arguments: always a result body (`success` true or
-    false), never an error envelope, except for a key that may not write at all."""
+    false), never an error envelope, except for a key that may not write at all (and a bad
+    origin or session header)."""
     require_agent_scope(key)
     volume = volume_for(key.tenant)
     target = "memory"
@@ -122,12 +134,13 @@ def memory_tool_call(*, key: ApiKey, actor: Actor, data: Any, context: WriteCont
         target = rules.parse_target(data.get("target"), tool_form=True)
         args = {k: v for k, v in data.items() if k != "target"}
         parsed = rules.parse_request(args, target)
+        if parsed.action == "list":
+            return {"success": True, **store_state(volume, target), "pending_count": pending_count(volume, target)}
+        outcome = memory_write(tenant=key.tenant, request=parsed, origin=write_origin(key, context.origin),
+                               actor=actor, session=write_session(volume, context.session))
     except MemoryRuleError as exc:
-        outcome = count_outcome(WriteOutcome({}, error=exc), tenant_id=key.tenant_id, context=context)
-        return tool_result(outcome, volume, target)
-    if parsed.action == "list":
-        return {"success": True, **store_state(volume, target), "pending_count": pending_count(volume, target)}
-    outcome = memory_write(tenant=key.tenant, request=parsed, origin=write_origin(key, context.origin), actor=actor,
-                           session=write_session(volume, context.session))
-    volume.refresh_from_db()
-    return tool_result(count_outcome(outcome, tenant_id=key.tenant_id, context=context), volume, target)
+        # The tool answers a refusal as its result (docs/memory-files.md "Using it from an agent").
+        # A refused write's own fields hold the store as it was refused.
+        return tool_refusal(count_failure(exc, tenant_id=key.tenant_id, context=context), volume, target)
+    count_success(tenant_id=key.tenant_id, context=context)
+    return outcome.body

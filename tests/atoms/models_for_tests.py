@@ -1,7 +1,7 @@
-"""Availability models for tests (atoms.md §8.2, acceptance rows 28 and 31-34).
+"""Availability models for tests: a counting model and models that misbehave on purpose.
 
-Tests list them in settings.ATOMS_AVAILABILITY_MODELS (see `MODELS`) and configure them
-through `atoms_config.activation.model`.
+Tests list them in settings.ATOMS_AVAILABILITY_MODELS (see `MODELS`; docs/atoms.md "Decisions",
+Settings) and configure them through `atoms_config.activation.model`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ def model_config(name: str, **options: Any) -> dict[str, Any]:
 
 
 class CountingModel:
-    """The model of atoms-scoring.md §12: update = (previous or 0) + 1, value = state.
+    """The counting model: update = (previous or 0) + 1, value = state.
 
-    Options: `version` changes the id (row 34: same code, another configuration identity);
-    `limit` makes an update of a state already at the limit raise, so one call can fail
-    after another revision's update succeeded (atomicity).
+    Options: `version` changes the id (same code, another configuration identity: stored state
+    becomes STATE_INVALIDATED); `limit` makes an update of a state already at the limit raise,
+    so one call can fail after another revision's update succeeded (atomicity).
     """
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -52,7 +52,7 @@ async def _later() -> int:
 
 
 class BrokenUpdateModel:
-    """`update` misbehaves as `options["update"]` says (row 32), or returns JSON null
+    """`update` misbehaves as `options["update"]` says (uses must refuse it), or returns JSON null
     (`"null"`, valid); `value` is fine."""
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -77,7 +77,8 @@ class BrokenUpdateModel:
 
 
 class BrokenValueModel:
-    """`value` misbehaves as `options["value"]` says (row 31); `update` counts."""
+    """`value` misbehaves as `options["value"]` says (read and search must refuse it); `update`
+    counts."""
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.mode = options["value"]

@@ -9,10 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import DatabaseError
 
+from atoms.api.purge import answer_purge
 from atoms.models import Atom, AtomStore, ErasureReceipt
 from atoms.principal import Principal
 from atoms.services import purge as purge_service
-from atoms.services.purge import atoms_purge
 from atoms.services.purge_slices import PurgeStorageError, purge_in_slices, run_state
 from atoms.tasks import purge_run
 from memoryhub.digests import digest_of
@@ -22,7 +22,7 @@ from tests.worker import celery_worker
 
 
 def start(tenant, atom_id: str) -> None:  # type: ignore[no-untyped-def]
-    atoms_purge(caller=Principal.for_person(tenant, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(tenant, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
 
 
 @pytest.fixture

@@ -104,12 +104,12 @@ def test_dashboard_and_audit_log_pages(alice, acme, page, screenshot):
 
 
 def test_the_progress_view_follows_a_pending_purge_until_the_receipt(alice, acme, page, screenshot):
+    from atoms.api.purge import answer_purge
     from atoms.principal import Principal
-    from atoms.services.purge import atoms_purge
     from atoms.services.purge_slices import purge_in_slices
 
     source, _ = cited_pair(acme)
-    atoms_purge(caller=Principal.for_person(acme, "alice"), body={"atomId": source, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(acme, "alice"), {"atomId": source, "options": {"maxWork": 0}})
     log_in(page, "alice")
     assert page.get_by_test_id("purge-banner").is_visible()
     page.get_by_test_id("purge-banner").get_by_role("link", name="Follow it").click()

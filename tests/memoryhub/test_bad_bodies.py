@@ -1,7 +1,7 @@
 """No store endpoint answers a malformed body with a 500 (Atom endpoints: tests/atoms).
 
-Some bodies are valid for some endpoints (unknown fields are ignored where the spec says
-so); the rule checked is: never a server error, and every error in the one shape."""
+Some bodies are valid for some endpoints (the key-value RPC ignores unknown fields, docs/kv.md
+"Strict resources, lenient RPC"); the rule checked is: never a server error, and every error in the one shape."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A real `gunicorn memoryhub.wsgi` started from the checkout (so with gunicorn.conf.py) and
 MiniLM configured: /healthz says the encoder is loaded as soon as the worker answers, and a
 semantic search is served by that encoder without loading the model again
-(atoms-recall.md §5). One worker, on a SQLite file of its own; about 10 s here. Timing
+(docs/operations.md "Loading the encoder"). One worker, on a SQLite file of its own; about 10 s here. Timing
 itself is measured by bench/atoms_first_read.py, not asserted."""
 
 from __future__ import annotations

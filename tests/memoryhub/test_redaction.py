@@ -110,7 +110,7 @@ def test_tenant_secrets_go_before_credential_shapes():
 
 
 def test_a_long_quoted_assignment_is_left_to_the_scanner_which_refuses_it():
-    # docs/memory-files.md: the spec's hardcoded_secret row must still block this one.
+    # docs/memory-files.md "Redaction": the scanner's hardcoded_secret rule must still block this one.
     text = "password: 'abcdefghijklmnopqrstuvwxyz'"
     assert redact(text) == text
     assert [f.pattern for f in threats.scan(redact(text))] == ["hardcoded_secret"]

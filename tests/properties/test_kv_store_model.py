@@ -1,8 +1,9 @@
 """Random operation sequences on the KV store services, checked against a plain dict.
 
-The model is written from spec/kv.md (§2-§4), not from the code: namespace resolution,
-the validation order, canonical values, versions (+1 on every set, 1 again after a
-delete), compare-and-set, the per-tenant limits and code point order. The store is driven
+The model is written from the documented behaviour (docs/kv.md "Endpoints", "How it is stored"
+and "Limits"), not from the code: namespace resolution, the validation order, canonical
+values, versions (+1 on every set, 1 again after a delete), compare-and-set, the per-tenant
+limits and code point order. The store is driven
 the way the RPC drives it (tenants.kv.rules.validate_call, then tenants.kv.store), with
 tiny limits so that every limit is reached. After every step the namespace summaries and
 the per-namespace key counters must agree with the model.
@@ -58,7 +59,8 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.di
 
 
 def canonical(value: Any) -> str:
-    """Spec: sorted keys at every level, no spaces, non-ASCII raw (Python's shortest floats)."""
+    """Canonical JSON (docs/kv.md "How it is stored"): sorted keys at every level, no spaces, non-ASCII raw
+    (Python's shortest floats)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -108,7 +108,7 @@ API: dict[str, ApiCase] = {
     "api/v1/keys/<str:key_id>": ApiCase(ADMIN, NOT_FOUND),
     "api/v1/audit": ApiCase(ADMIN, OWN),
     # KV: an agent, host, reviewer or admin key that may write creates a missing agent on
-    # first use (kv.md), so paths naming A's agent act on B's own new, empty agent.
+    # first use (docs/kv.md "Implicit agents"), so paths naming A's agent act on B's own new, empty agent.
     "api/v1/agents": ApiCase(KV, OWN, bodies(lambda w: {"slug": AGENT, "name": "b agent"}),
                              method_kinds={"POST": ADMIN}),
     "api/v1/agents/<str:agent>": ApiCase(ADMIN, NOT_FOUND),
@@ -149,7 +149,7 @@ API: dict[str, ApiCase] = {
         lambda w: {"action": "remove", "target": "memory", "old_text": CANARY["memory"][:12]},
     )),
     "api/v1/tools/memory/schema": ApiCase(ALL, OWN),
-    # Atoms (atoms.md §2.1, §2.3): A's refs, tokens, receipts and keys are unknown in B:
+    # Atoms (docs/atoms.md "Decisions"): refs, tokens, receipts and keys belong to A's tenant and are unknown in B:
     # INVALID_REF / INVALID_INPUT (400) for data, ACCESS_DENIED (403) for a foreign binding key.
     "api/v1/atoms/write": ApiCase(ALL, frozenset({400, 403}), bodies(_revise, _cite, _link),
                                   refuses_read_only=True),
@@ -248,7 +248,7 @@ UI: dict[str, UiCase] = {
     "t/<slug:slug>/memory/settings/secrets": UiCase({"POST": A}, OWN, data=lambda w: {"secret": "b-secret-value-1234"}),
     "t/<slug:slug>/memory/settings/secrets/clear": UiCase({"POST": A}, OWN),
     "t/<slug:slug>/audit/": UiCase(GET, OWN),
-    # Atoms (atoms.md §11): A's atom ids under B's slug are unknown atoms.
+    # Atoms (docs/atoms.md "Review UI"): A's atom ids under B's slug are unknown atoms.
     "t/<slug:slug>/atoms/": UiCase(GET, OWN, query=lambda w: {"q": ATOM_QUERY}),
     "t/<slug:slug>/atoms/badge": UiCase(GET, OWN),
     "t/<slug:slug>/atoms/quarantine/": UiCase(GET, OWN),

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from tqdm import tqdm
 
-from atoms.models import Revision
+from atoms.models import Revision, RevisionState
 from atoms.services.lexicon import lexicon_check, lexicon_rebuild
 from tenants.models import Tenant
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No tenant {options['tenant']!r}.")
         failed = 0
         for tenant in tenants:
-            total = Revision.objects.filter(tenant=tenant, is_head=True, state="active").count()
+            total = Revision.objects.filter(tenant=tenant, is_head=True, state=RevisionState.ACTIVE).count()
             with tqdm(total=total, desc=tenant.slug, unit="head",
                       disable=options["no_progress"] or not total) as bar:
                 if options["rebuild"]:

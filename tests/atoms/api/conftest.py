@@ -1,4 +1,4 @@
-"""Fixtures of atoms.md §12: tenant T1 (acme) with keys I (ingest), W (agent), X (host),
+"""Fixtures of the atom API tests: tenant T1 (acme) with keys I (ingest), W (agent), X (host),
 Z (admin), all reading and writing `default`; a clock the tests can move."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def keys(acme, make_key, client_for) -> dict[str, AtomsClient]:
 
 
 @pytest.fixture
-def I(keys):  # noqa: E743 - the checklist's names
+def I(keys):  # noqa: E743 - the one-letter key names every atom test uses
     return keys["I"]
 
 

@@ -1,4 +1,5 @@
-"""Helpers for tests of observe, input tokens and staleness (atoms.md §5, §12 `obs(R)`)."""
+"""Helpers for tests of observe, input tokens and staleness (docs/atoms.md "Decisions"); `obs(R)` makes the
+token most tests use."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def token(host: AtomsClient, agent: AtomsClient, **input_: Any) -> str:
 
 
 def obs(host: AtomsClient, agent: AtomsClient, ref: str, **input_: Any) -> str:
-    """§12 obs(R): the agent inspects R (its own ref), the host observes that receipt."""
+    """obs(R): the agent inspects R (its own ref), the host observes that receipt, and the token comes back."""
     return token(host, agent, presentations=[{"receipt": inspect_receipt(agent, ref)}], **input_)
 
 
@@ -57,7 +58,8 @@ def manifest(host: AtomsClient, agent: AtomsClient, **body: Any) -> Any:
 
 def search_receipt(agent: AtomsClient, query: str, returned: list[str], *, full: bool = False,
                    m_floor: float = 0) -> str:
-    """A receipt carrying one search Observation (§5.4) over the agent's refs `returned`.
+    """A receipt carrying one search observation, in the stored form of docs/atoms.md "Decisions", over the agent's
+    refs `returned`.
     search will produce these; until it exists, tests build them with create_receipt."""
     binding = resolve_binding(Principal.for_key(agent.key), None)
     revisions = [Revision.objects.get(id=Ref.objects.get(id=r).revision_id) for r in returned]

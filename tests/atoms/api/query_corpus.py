@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.observe import answer_observe
+from atoms.api.write import answer_write
 from atoms.core.canonical import sha256_hex
 from atoms.models import Ref, Revision
 from atoms.principal import Principal
-from atoms.services.observe import atoms_observe
 from atoms.services.refs import issue_refs
-from atoms.services.write import atoms_write
 from tenants.models import ApiKey
 
 PER_GROUP = 10
@@ -69,12 +69,12 @@ def _ingest_changes(g: int, first: int) -> list[dict[str, Any]]:
 
 
 def build(ingest: ApiKey, agent: ApiKey, host: ApiKey, groups: int) -> None:
-    """Write `groups` groups (PER_GROUP atoms each) through atoms_write and atoms_observe."""
+    """Write `groups` groups (PER_GROUP atoms each) through answer_write and answer_observe."""
     ingest_caller, agent_caller, host_caller = (Principal.for_key(k) for k in (ingest, agent, host))
     for first in range(0, groups, GROUPS_PER_BATCH):
         batch = range(first, min(groups, first + GROUPS_PER_BATCH))
         changes = [change for g in batch for change in _ingest_changes(g, first)]
-        outcome = atoms_write(caller=ingest_caller, body={"changes": changes})
+        outcome = answer_write(ingest_caller, {"changes": changes})
         refs = {change_id: view["ref"] for change_id, view in outcome["changes"].items()}
         # The agent's own refs of the sources and details it cites and links.
         wanted = [refs[f"{name}{g}"] for g in batch for name in "sdcr"]
@@ -83,7 +83,7 @@ def build(ingest: ApiKey, agent: ApiKey, host: ApiKey, groups: int) -> None:
         own = issue_refs(agent_caller, revisions.values())
         by_ref = {ref: own[revision_id] for ref, revision_id in
                   Ref.objects.filter(id__in=wanted).values_list("id", "revision_id")}
-        token = atoms_observe(caller=host_caller, body={
+        token = answer_observe(host_caller, {
             "binding": {"key": agent.public_id, "generatedOrigin": "extraction"},
             "input": {"payloadDigest": PAYLOAD, "sources": [{"ref": by_ref[refs[f"s{g}"]]} for g in batch]}})["input"]
         extractions = []
@@ -100,4 +100,4 @@ def build(ingest: ApiKey, agent: ApiKey, host: ApiKey, groups: int) -> None:
                                                           "about": {"ref": by_ref[refs[f"c{g}"]]}}},
                  "sources": [{"ref": source, "start": s2, "end": e2}], "input": token},
             ]
-        atoms_write(caller=agent_caller, body={"changes": extractions, "binding": {"generatedOrigin": "extraction"}})
+        answer_write(agent_caller, {"changes": extractions, "binding": {"generatedOrigin": "extraction"}})

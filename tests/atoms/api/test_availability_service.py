@@ -1,5 +1,5 @@
-"""The availability model at evaluation time (atoms.md §6.4 steps 1-2, §8.2): the model
-side of acceptance rows 28, 31 and 34, below read and search."""
+"""The availability model at evaluation time (docs/atoms.md "Decisions"): the use values read and search take
+from the tenant's model, checked below the API: boosts, state of another model, misbehaving values."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_state_is_the_subjects_own_in_the_given_policies(acme, globex, store):
 
 
 def test_the_worked_example_gives_the_boost_inputs(acme, store):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 28."""
+    """Ten uses under the counting model and maxBoost 2 give a boost ratio of 1 + 20/11 over an unused atom."""
     put(acme, "revision:a", 10, 0)
     values = use_values(acme, SUBJECT, ["default"], ["revision:a", "revision:b"], 0)
     boost = {r: 1 + 2 * u / (1 + u) for r, u in values.items()}  # maxBoost 2
@@ -92,7 +92,7 @@ def test_the_worked_example_gives_the_boost_inputs(acme, store):
 
 
 def test_state_of_another_model_id_is_state_invalidated(acme, store):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 34."""
+    """Stored state of another model id is 409 STATE_INVALIDATED for the policies holding it, asked for or not."""
     put(acme, "revision:old", 3, 0, model_id="counting-v0")
     with pytest.raises(AtomError) as excinfo:
         use_values(acme, SUBJECT, ["default"], ["revision:a"], 0)  # even when that revision is not asked for
@@ -102,7 +102,7 @@ def test_state_of_another_model_id_is_state_invalidated(acme, store):
 
 @pytest.mark.parametrize("mode", ["negative", "nan", "inf", "bool", "coroutine", "raise"])
 def test_a_bad_value_is_invalid_input_never_zero(acme, store, mode):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 31."""
+    """A value that is negative, NaN, infinite, a bool, a coroutine or raises is INVALID_INPUT, never taken as 0."""
     store.config = model_config("BrokenValueModel", value=mode)
     store.save()
     with warnings.catch_warnings():

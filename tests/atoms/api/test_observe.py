@@ -1,4 +1,5 @@
-"""observe and manifest: acceptance rows 15 and 66 (atoms.md §12), §5.1 and §5.3."""
+"""observe and manifest: tokens from presented receipts, sources and inherited tokens, who may call them, and the
+manifests they return (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_observe_issues_a_token_bound_to_the_agents_scope(X, W, A, frozen_clock)
 
 
 def test_only_host_and_admin_keys_may_observe(keys, W, A, acme, make_key, client_for):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 66."""
+    """Only host and admin keys may observe or fetch a manifest; read-only hosts may too, since neither writes."""
     receipt = inspect_receipt(W, A)
     for name in ("I", "W", "R"):
         response = observe(keys[name], W, presentations=[{"receipt": receipt}])
@@ -198,7 +199,7 @@ def test_inherit_refuses_another_subjects_token_and_a_purged_read(X, W, Z, A, I,
 
 
 def test_a_manifest_needs_a_binding_matching_its_scope(X, W, A, acme, make_key):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 15."""
+    """A token's manifest needs a binding naming its key, write policy and origin; any other is ACCESS_DENIED."""
     t = obs(X, W, A)
     fetched = manifest(X, W, input=t)
     assert fetched.status_code == 200 and fetched.json() == token_manifest(t)

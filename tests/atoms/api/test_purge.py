@@ -1,4 +1,5 @@
-"""purge: acceptance rows 19, 46, 48, 50, 52, 66, 68 (atoms.md §12), §9 and §2.3."""
+"""purge: dry runs, the dependency closure, the barrier, resumable work, the erasure receipt and what refs to
+erased atoms answer (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 
@@ -136,7 +137,7 @@ def test_refs_to_purged_atoms_keep_answering_access_denied(Z, I, cited):
 
 
 def test_an_ordinary_link_target_is_erased_alone(Z, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 48."""
+    """Purging an ordinary link target erases it alone; the linker stays, its link unavailable."""
     target = I.ref(create("t", "link target"))
     linker = I.ref(create("l", "linker", links={"about": target}))
     result = ok_purge(Z, atom_of(target))
@@ -150,7 +151,7 @@ def test_an_ordinary_link_target_is_erased_alone(Z, I):
 
 
 def test_a_root_requiring_a_purged_atom_is_blocked(Z, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 46."""
+    """A root whose required target was purged is still shown, and blocked."""
     condition = I.ref(create("c", "condition"))
     root = I.ref(create("r", "root", links={"when": {"ref": condition, "required": True}}))
     ok_purge(Z, atom_of(condition))
@@ -159,7 +160,7 @@ def test_a_root_requiring_a_purged_atom_is_blocked(Z, I):
 
 
 def test_replaying_a_write_whose_output_was_purged_is_denied(Z, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 19."""
+    """Replaying a write whose output was purged is ACCESS_DENIED; the replay record keeps ids only."""
     options = {"idempotencyKey": "request-42"}
     outcome = I.ok_write(create("out", "generated output"), options=options)
     result = ok_purge(Z, atom_of(outcome["changes"]["out"]["ref"]))
@@ -171,7 +172,7 @@ def test_replaying_a_write_whose_output_was_purged_is_denied(Z, I):
 
 
 def test_token_reads_close_transitively_and_weights_do_not_matter(Z, I, acme):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 50."""
+    """Token-read dependencies close transitively: purging b erases what read it, and what read that."""
     b, d, child = (I.ref(create(name, f"{name} text")) for name in ("b", "d", "child"))
     for dependent, dependency in ((d, b), (child, d)):
         EraseDependency.objects.create(tenant=acme, dependent_atom_id=atom_of(dependent),
@@ -215,7 +216,7 @@ def test_receipts_and_tokens_that_read_an_erased_atom_are_tombstoned(Z, I, W, ac
 
 
 def test_the_erasure_receipt_counts_what_was_deleted(Z, I, cited, acme):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 68."""
+    """The erasure receipt counts every deleted row; audit entries keep their ids and digests."""
     s, d = atom_of(cited["S"]), atom_of(cited["D"])
     I.ok_write(revise(cited["D"], "revised quote", links={"see": cited["U"]}))
     I.post("inspect", {"ref": cited["S"]})
@@ -252,7 +253,7 @@ def test_the_erasure_receipt_counts_what_was_deleted(Z, I, cited, acme):
 
 
 def test_the_barrier_holds_until_the_purge_completes(Z, I, cited, frozen_clock):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 52."""
+    """Until the purge completes, its barrier refuses writes, inspects and other purges."""
     first = ok_purge(Z, cited["zS"], maxWork=0)
     assert (first["complete"], first["reason"], first["work"]) == (False, "budget", 0)
     assert first["minimumWork"] > 0 and first["erasedAtomIds"] == []
@@ -307,7 +308,7 @@ def test_a_storage_error_leaves_the_barrier_up_and_resuming_completes(Z, I, cite
 
 
 def test_only_admin_keys_may_purge(keys, acme, make_key, client_for, cited):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 66."""
+    """Only a writable admin key may purge; every other kind, and a read-only admin key, is ACCESS_DENIED."""
     for name in ("I", "W", "X", "R"):
         response = purge(keys[name], atom_of(cited["U"]))
         assert response.status_code == 403 and code(response) == "ACCESS_DENIED", name

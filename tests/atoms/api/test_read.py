@@ -1,5 +1,6 @@
-"""read: acceptance rows 1, 30, 38-47, 56, 58, 60, 63 (atoms.md §12) and the §6.1 inputs.
-The worked example of atoms-scoring.md §8-§10 is in test_read_scoring.py."""
+"""read: the result's shape, receipts, required closures, quotes, budgets, cursors, review and the state it takes
+(docs/atoms.md "Recall", "Selection utility (read)" and "Read path costs").
+The worked example (docs/atoms.md "Worked example (search)") is in test_read_scoring.py."""
 
 from __future__ import annotations
 
@@ -42,10 +43,10 @@ def required(ref: str, role: str = "condition") -> dict[str, Any]:
     return {role: {"ref": ref, "required": True}}
 
 
-# --- Row 1 and the result's shape ----------------------------------------------------------
+# --- A single atom and the result's shape --------------------------------------------------
 
 def test_a_single_atom_is_read_back_in_format_2(I, W):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 1."""
+    """One atom is read back in render format 2, with its ref, provenance and diagnostics."""
     I.ok_write(create("atom", "I like my coffee black."))
     result = ok_read(W, {"context": "Suggest a coffee I would enjoy."})
     assert result["items"][0]["text"] == "I like my coffee black."
@@ -70,7 +71,7 @@ def test_an_empty_read_has_empty_text_and_no_tokens(W):
 
 
 def test_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 30."""
+    """read only reads: no revision, no seq, no change to use states or markers."""
     a = own_ref(W, I.ref(create("a", "needle a")))
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [a], "eventId": "e"})
     assert response.status_code == 200
@@ -84,7 +85,7 @@ def test_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
 # --- Receipts ----------------------------------------------------------------------------------
 
 def test_every_candidate_is_an_acquisition_read_but_one_unit_is_shown(X, W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 38."""
+    """Every candidate is an acquisition read of the receipt, though only one unit is presented."""
     I.ok_write(*[create(f"n{i}", f"needle {i}") for i in range(12)])
     result = ok_read(W, {"query": "needle"}, limit=1)
     assert len(result["items"]) == 1 and "cursor" in result
@@ -121,7 +122,7 @@ def test_a_read_receipt_can_be_presented_to_observe(X, W, I):
 # --- Closures ----------------------------------------------------------------------------------
 
 def test_two_roots_share_one_required_condition(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 39."""
+    """A condition two roots require is shown once."""
     c = I.ref(create("c", "Shared condition C."))
     outcome = I.ok_write(create("a", "needle a", links=required(c)), create("b", "needle b", links=required(c)))
     result = ok_read(W, {"query": "needle"})
@@ -134,7 +135,7 @@ def test_two_roots_share_one_required_condition(W, I):
 
 
 def test_a_cycle_of_nine_required_links_is_shown_whole(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 40."""
+    """A cycle of nine required links is one closure, shown whole."""
     changes = [create(f"n{i}", f"ring {i}", links={"next": {"local": f"n{(i + 1) % 9}", "required": True}})
                for i in range(9)]
     I.ok_write(*changes)
@@ -143,7 +144,8 @@ def test_a_cycle_of_nine_required_links_is_shown_whole(W, I):
 
 
 def test_a_root_whose_closure_alone_exceeds_the_budget_is_left_out_unmentioned(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 41."""
+    """A root whose required closure alone exceeds the budget is left out of the text; minimumTokens says what
+    it would need."""
     condition = I.ref(create("c", "x" * 10_000))
     big = I.ok_write(create("r", "needle root", links=required(condition)))["changes"]["r"]["ref"]
     I.ok_write(create("s", "needle small"))
@@ -155,7 +157,7 @@ def test_a_root_whose_closure_alone_exceeds_the_budget_is_left_out_unmentioned(W
 
 
 def test_a_purged_required_target_blocks_its_root(Z, W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 46."""
+    """A root whose required target was purged is blocked and not read."""
     target = I.ref(create("t", "the condition"))
     root = I.ok_write(create("r", "needle root", links=required(target)))["changes"]["r"]["ref"]
     response = Z.post("purge", {"ref": own_ref(Z, target)})
@@ -167,7 +169,7 @@ def test_a_purged_required_target_blocks_its_root(Z, W, I):
 
 
 def test_a_required_target_retired_later_blocks_the_root_from_read_only(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 47."""
+    """A required target retired after the link blocks its root from read; search still finds the root."""
     target = I.ref(create("t", "the condition"))
     I.ok_write(create("r", "needle root", links=required(target)))
     I.ok_write({"id": "x", "op": "retire", "target": target})
@@ -179,7 +181,7 @@ def test_a_required_target_retired_later_blocks_the_root_from_read_only(W, I):
 # --- Quotes --------------------------------------------------------------------------------------
 
 def test_overlapping_extractions_render_their_source_once(X, W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 42."""
+    """Overlapping extractions render as quotes of their source, whose merged range appears once as evidence."""
     source = I.ref(create("s", "AAAA BBBB CCCC"))
     own = own_ref(W, source)
     extractor = {"key": W.key.public_id, "generatedOrigin": "extraction"}
@@ -208,7 +210,7 @@ def test_overlapping_extractions_render_their_source_once(X, W, I):
 # --- Budgets ---------------------------------------------------------------------------------------
 
 def test_no_packing_work_returns_nothing(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 43."""
+    """With no packing work allowed, nothing is returned and the selection is incomplete."""
     I.ok_write(create("a", "needle a"))
     result = ok_read(W, {"query": "needle"}, budget={"maxPackingWork": 0})
     selection = result["diagnostics"]["selection"]
@@ -218,7 +220,7 @@ def test_no_packing_work_returns_nothing(W, I):
 
 
 def test_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 44."""
+    """The token count is the UTF-8 length of the text; a budget one under it returns less."""
     I.ok_write(create("a", "日本語 needle"))
     first = ok_read(W, {"query": "needle"})
     assert first["tokenCount"] == len(first["text"].encode()) and "日本語" in first["text"]
@@ -228,8 +230,7 @@ def test_token_count_is_utf8_bytes_and_one_less_stays_within_budget(W, I):
 
 
 def test_the_selection_never_loses_to_the_baseline(X, W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 45, as amended
-    (docs/atoms.md "Selection utility (read)")."""
+    """At every budget the selection's utility is at least the baseline's (docs/atoms.md "Selection utility (read)")."""
     big = own_ref(W, I.ref(create("big", "needle " * 300)))
     condition = I.ref(create("c", "condition " * 200))
     I.ok_write(create("a", "needle a", links=required(condition)), create("b", "needle b"))
@@ -244,7 +245,7 @@ def test_the_selection_never_loses_to_the_baseline(X, W, I):
 # --- Cursors ---------------------------------------------------------------------------------------
 
 def test_each_page_shows_the_shared_condition_again(W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 56."""
+    """Each cursor page that shows a root shows its required condition again, scored as at the first page."""
     c = I.ref(create("c", "Shared condition C."))
     I.ok_write(*[create(f"n{i}", f"needle {i}", links=required(c)) for i in range(3)])
     c_own = own_ref(W, c)
@@ -279,7 +280,7 @@ def test_another_key_cannot_continue_a_cursor(W, X, I):
 # --- Review -------------------------------------------------------------------------------------
 
 def test_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X, W, I, acme):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 60."""
+    """While approval is required, an unreviewed atom is not read until approved."""
     t = token(X, W, sources=[])
     ref = W.ok_write(create("a", "needle agent", input=t))["changes"]["a"]["ref"]
     assert texts(ok_read(W, {"query": "needle"})) == ["needle agent"]
@@ -291,7 +292,7 @@ def test_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X, W
 
 
 def test_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, I, acme):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 63."""
+    """While approval is required, a root requiring an unreviewed atom is blocked until the atom is approved."""
     t = token(X, W, sources=[])
     condition = W.ok_write(create("c", "agent condition", input=t))["changes"]["c"]["ref"]
     I.ok_write(create("r", "needle root", links=required(own_ref(I, condition))))
@@ -308,7 +309,7 @@ def test_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, I, 
 @pytest.mark.parametrize("state", [{}, {"query": "   "}, {"query": "", "observations": [" ", "\n"]},
                                    {"observations": []}])
 def test_a_state_without_a_non_blank_text_is_invalid(W, state):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 58."""
+    """A state without a non-blank query or observation is 400 INVALID_INPUT."""
     response = read(W, state)
     assert response.status_code == 400 and code(response) == "INVALID_INPUT"
 

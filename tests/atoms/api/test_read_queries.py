@@ -1,5 +1,4 @@
-"""The read path costs a fixed number of queries, whatever the corpus (atoms-recall.md §5;
-design.md: "a fixed number of queries, whatever the corpus size").
+"""The read path costs a fixed number of queries, whatever the corpus size (docs/atoms.md "Read path costs").
 
 One bound for read and one for search hold at 100 and at 5,000 atoms. The corpus
 (query_corpus) exercises every level: two candidate channels, generated candidates whose
@@ -8,8 +7,8 @@ overlapping quotes (evidence), refs issued for the first time.
 
 Where the queries go, for the read below (two channel texts):
 
-- request: the atom store (1), the store again inside the snapshot (1), the savepoint and its
-  release (2);
+- request: the atom store (2: `answer_read`'s barrier check, then the service), the store
+  again inside the snapshot (1), the savepoint and its release (2);
 - candidates: the statistics with the corpus totals (1); per channel text one lexical lookup,
   which reads the whole revision rows of its hits (2; no vector lookup without a provider); a
   bulk re-read only of candidates no lexical lookup returned whole (none here);
@@ -26,8 +25,8 @@ Where the queries go, for the read below (two channel texts):
 - refs: one bulk issue (look-up, and an insert that returns the refs it made: 2);
 - the receipt insert (1); a cursor reuses the store row read at the start (no query).
 
-Measured: a read 17 queries at 100 atoms and at 5,000, a search 14 and 16 (the same on
-SQLite and PostgreSQL); the bounds leave two for headroom. Before the graph and closure
+Measured: a read 18 queries at 100 atoms and at 5,000, a search 15 and 17 (the same on
+SQLite and PostgreSQL); the bounds leave one for headroom. Before the graph and closure
 levels read their targets with their slots, the closure load reused the graph's slots, the
 staleness heads came with the upstream revisions, and the statistics, use state and ref
 issue each lost a statement, the same read cost 25 and 25 queries, the search 21 and 24;
@@ -44,11 +43,11 @@ from typing import Any
 
 import pytest
 
+from atoms.api.read import answer_read
+from atoms.api.search import answer_search
 from atoms.models import Ref, Revision
 from atoms.principal import Principal
-from atoms.services.read import atoms_read
 from atoms.services.refs import issue_ref
-from atoms.services.search import atoms_search
 from tests.atoms.api import query_corpus
 from tests.atoms.api.helpers import AtomsClient
 
@@ -76,7 +75,7 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
     word = query_corpus.word(GROUP)
     refs_before = Ref.objects.count()
     with django_assert_max_num_queries(READ_BOUND):
-        read = atoms_read(caller=caller, body={"state": {"query": f"needle root {word}",
+        read = answer_read(caller, {"state": {"query": f"needle root {word}",
                                                          "context": f"shared middle {word}"}})
     assert Ref.objects.count() > refs_before  # refs issued for the first time, in bulk
     texts = [item["text"] for item in read["items"]]
@@ -84,6 +83,6 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
     assert json.loads(read["text"])["evidence"] and read["sources"]  # overlapping quotes, citations
     assert any(item["provenance"]["origin"] == "extraction" for item in read["items"])  # staleness judged
     with django_assert_max_num_queries(SEARCH_BOUND):
-        search = atoms_search(caller=caller, body={"query": f"needle root {word}"})
+        search = answer_search(caller, {"query": f"needle root {word}"})
     assert search["items"][0]["text"] == f"needle root {word}" and "cursor" in search
     assert any("ref" in link for item in search["items"] for link in item["links"])  # link targets' refs

@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
+from atoms.api.read import answer_read
 from atoms.models import Ref
 from atoms.principal import Principal
-from atoms.services.read import atoms_read
 from tests.atoms.api import query_corpus
 from tests.atoms.api.helpers import AtomsClient
 
@@ -31,10 +31,10 @@ def test_a_read_issues_refs_only_for_what_its_page_shows(I: AtomsClient, W: Atom
     caller = Principal.for_key(W.key)
     word = query_corpus.word(GROUP)
     state = {"query": f"needle root {word}", "context": f"shared middle {word}"}
-    everything = atoms_read(caller=caller, body={"state": state, "options": {"tokens": 65536}})
+    everything = answer_read(caller, {"state": state, "options": {"tokens": 65536}})
     Ref.objects.filter(principal=caller.principal_id).delete()
 
-    read = atoms_read(caller=caller, body={"state": state, "options": {"tokens": 900}})
+    read = answer_read(caller, {"state": state, "options": {"tokens": 900}})
 
     assert read["items"] and "cursor" in read  # the page left ranked roots out
     assert len(read["items"]) < len(everything["items"])
@@ -46,7 +46,7 @@ def test_no_stand_in_ref_reaches_the_answer(I: AtomsClient, W: AtomsClient, X: A
     query_corpus.build(I.key, W.key, X.key, 10)
     caller = Principal.for_key(W.key)
     word = query_corpus.word(GROUP)
-    read = atoms_read(caller=caller, body={"state": {"query": f"needle root {word}",
+    read = answer_read(caller, {"state": {"query": f"needle root {word}",
                                                      "context": f"shared middle {word}"}})
 
     named = _named(read)

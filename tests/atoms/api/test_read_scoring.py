@@ -1,4 +1,4 @@
-"""The worked example of atoms-scoring.md §8-§10 through write, uses and read."""
+"""The worked example of docs/atoms.md "Selection utility (read)" through write, uses and read."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from atoms.api.write import answer_write
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.atoms.api.test_read import ok_read
@@ -26,7 +26,7 @@ RANKING = "AEBCD"
 
 
 def expected_utility(letters: str) -> float:
-    """U of read's selection (docs/atoms.md "Selection utility"): the root at position k of
+    """U of read's selection (docs/atoms.md "Selection utility (read)"): the root at position k of
     the ranking A, E, B, C, D weighs its activation · 2^-(k-1)."""
     activation = expected_activations()
     assert sorted(activation, key=lambda x: -activation[x]) == list(RANKING)
@@ -42,7 +42,7 @@ def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dic
         create("C", TEXTS["C"]), create("D", TEXTS["D"]),
         create("E", TEXTS["E"], links={"related": {"local": "A"}}),
     ]
-    outcome = atoms_write(caller=Principal.for_user(acme, "rita"), body={"changes": changes})
+    outcome = answer_write(Principal.for_user(acme, "rita"), {"changes": changes})
     refs = {letter: own_ref(W, view["ref"]) for letter, view in outcome["changes"].items()}
     frozen_clock.set_now(T0)
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [refs["B"]], "eventId": "t0"})
@@ -71,7 +71,7 @@ def test_the_worked_example_reads_everything_at_4096_tokens(W, example):
     assert memory[2]["links"] == [{"at": "logical", "orderKey": "0", "ref": example["D"], "required": True,
                                    "role": "condition"}]
     assert result["usage"]["maxPackingWork"] == 28 and result["usage"]["maxEvaluationWork"] == 138
-    # With the page's placeholder refs (same length as real ones) the text is the page's, byte for byte.
+    # With the example's placeholder refs (same length as real ones) the text is the example's, byte for byte.
     placeholder = result["text"]
     for n, letter in enumerate("ABCDE", start=1):
         placeholder = placeholder.replace(example[letter], f"ref:00000000-0000-4000-8000-{n:012d}")
@@ -123,7 +123,8 @@ def test_the_worked_example_pages_to_the_deferred_atom(W, example):
 
 
 def test_purging_an_unshown_candidate_erases_the_output_made_from_the_read(X, W, I, Z):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 51."""
+    """Every candidate a read acquired counts as read: purging one it did not show erases the output written
+    with a token over that read's receipt."""
     from tests.atoms.api.helpers import create as make
     from tests.atoms.api.observing import token as issue_token
 

@@ -1,4 +1,4 @@
-"""Review status (§11): agent writes are unreviewed, flagged text quarantined, approval takes a seq."""
+"""Review status (docs/atoms.md "Review UI"): agent writes are unreviewed, flagged text quarantined, approval takes a seq."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The worked example of docs/atoms.md "Worked example" (atoms-scoring.md's inputs under the
-amended BM25 match), end to end through write, uses and search."""
+"""The worked example of docs/atoms.md "Worked example (search)" (its five atoms under the
+BM25 match), end to end through write, uses and search."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from atoms.api.write import answer_write
 from atoms.models import AtomStore, UseState
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.atoms.api.observing import own_ref
 from tests.conftest import error_of
@@ -27,8 +27,8 @@ TEXTS = {
     "E": "Cold brew steeps for 12 hours.",
 }
 QUERY = "coffee brew temperature"
-# The worked example's settings (spec/atoms-scoring.md §1): the activation figures of the
-# spec, not the defaults measured for recall v2 (docs/atoms.md "Defaults").
+# The worked example's settings (docs/atoms.md "Worked example (search)"): its activation
+# figures, not the defaults measured for recall v2 (docs/atoms.md "Defaults").
 WORKED_CONFIG = {"retrieval": {"depth": 2, "maxSeeds": 64}, "activation": {"propagation": 0.5}}
 
 
@@ -39,7 +39,7 @@ def use_worked_config(tenant: Any) -> None:
 
 
 def expected_scores() -> dict[str, float]:
-    """The worked example of docs/atoms.md "Worked example", computed here independently of
+    """The worked example of docs/atoms.md "Worked example (search)", computed here independently of
     the service: BM25 m by hand, b = m·(1 + β·u/(1+u)), then a = b + Tᵀa solved directly
     (not by the push solver), score = a / Σa."""
     activation = expected_activations()
@@ -83,7 +83,7 @@ def example(acme: Any, X: AtomsClient, W: AtomsClient, frozen_clock: Any) -> dic
         create("C", TEXTS["C"]), create("D", TEXTS["D"]),
         create("E", TEXTS["E"], links={"related": {"local": "A"}}),
     ]
-    outcome = atoms_write(caller=Principal.for_user(acme, "rita"), body={"changes": changes})
+    outcome = answer_write(Principal.for_user(acme, "rita"), {"changes": changes})
     assert all(view["provenance"] == {"origin": "source", "producer": "user:rita"}
                for view in outcome["changes"].values())
     assert set(outcome["review"].values()) == {"approved"}

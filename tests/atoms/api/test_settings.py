@@ -1,4 +1,4 @@
-"""Atom tenant settings (row 59) through PATCH /api/v1/tenant."""
+"""Atom tenant settings through PATCH /api/v1/tenant (docs/atoms.md "Decisions", Settings)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def admin(acme, make_key, client_for):
     {"retrieval": {"weights": {"semantic": 1e308, "lexical": 1e308}}},
 ])
 def test_an_invalid_config_is_invalid_input_and_saves_nothing(acme, admin, config):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 59."""
+    """An invalid atoms_config is 400 INVALID_INPUT, and nothing of the request is saved."""
     response = admin.patch("/api/v1/tenant", {"atoms_config": config, "name": "changed"}, format="json")
     assert response.status_code == 400
     assert error_of(response)["code"] == "INVALID_INPUT"

@@ -1,6 +1,7 @@
-"""Currency and staleness: acceptance rows 21-25 (atoms.md §12) and §5.4.
+"""Currency and staleness (docs/atoms.md "Decisions"): which outputs go stale when an input is revised, and when a
+watched query is a revision conflict.
 
-where the checklist searches, some of these tests inspect instead (they predate search): inspect
+Some of these tests inspect where a search would do as well (they predate search): inspect
 shows stale atoms and lists them in `stale`. Query observations come from receipts built
 directly (`search_receipt`), the way search will record them.
 """
@@ -42,7 +43,8 @@ def sources(I: AtomsClient, W: AtomsClient) -> dict[str, str]:
 
 
 def test_only_the_output_of_the_revised_input_goes_stale(X, W, I, Z, sources):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 21."""
+    """Revising an input makes only the outputs of tokens that read it stale; inspect shows stale neighbours
+    and lists them; purging the input erases only its outputs."""
     a, b = obs(X, W, sources["wA"]), obs(X, W, sources["wB"])
     outcome = W.ok_write(create("ao", "a output", input=a), create("bo", "b output", input=b))
     a_out, b_out = outcome["changes"]["ao"]["ref"], outcome["changes"]["bo"]["ref"]
@@ -60,7 +62,7 @@ def test_only_the_output_of_the_revised_input_goes_stale(X, W, I, Z, sources):
 
 
 def test_one_token_over_two_sources_makes_both_outputs_stale(X, W, I, sources):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 22."""
+    """One token over two sources: revising one source makes both outputs stale."""
     t = token(X, W, sources=[{"ref": sources["wA"]}, {"ref": sources["wB"]}])
     outcome = W.ok_write(create("x", "cites A", sources=[{"ref": sources["wA"]}], input=t),
                          create("y", "cites B", sources=[{"ref": sources["wB"]}], input=t))
@@ -72,7 +74,7 @@ def test_one_token_over_two_sources_makes_both_outputs_stale(X, W, I, sources):
 
 
 def test_historical_reads_never_cause_staleness(X, W, I, sources):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 23."""
+    """Reads on a historical basis never make an output stale."""
     t = obs(X, W, sources["wA"], basis="historical")
     I.ok_write(revise(sources["A"], "Alice now takes milk."))
     output = W.ok_write(create("o", "Alice used to take it black.", input=t))["changes"]["o"]["ref"]
@@ -80,7 +82,7 @@ def test_historical_reads_never_cause_staleness(X, W, I, sources):
 
 
 def test_a_watched_query_that_changes_is_a_revision_conflict(X, W, I):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 24."""
+    """A watched query that would now return something new makes a write with the token REVISION_CONFLICT."""
     empty = search_receipt(W, "missing", [])
     t = token(X, W, presentations=[{"receipt": empty}])
     I.ok_write(create("unrelated", "nothing to see"))
@@ -134,7 +136,7 @@ def test_queries_are_not_watched_on_a_historical_basis_unless_watched(X, W, I):
 
 
 def test_inherited_watches_survive_a_historical_basis(X, W, I, sources):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 25."""
+    """Watches a token inherits survive its own historical basis: the inherited read still makes it stale."""
     t1 = obs(X, W, sources["wA"])
     o1 = W.ok_write(create("o1", "first output", input=t1))["changes"]["o1"]["ref"]
     t2 = obs(X, W, sources["wB"], inherit=[t1], basis="historical")
@@ -175,7 +177,7 @@ def test_purging_an_atom_only_watched_leaves_the_output_stale(X, W, Z, sources):
 
 
 def test_a_reviewer_edit_of_an_agent_atom_is_an_approved_source_head_and_stales_watchers(X, W, I, keys, sources):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 62."""
+    """A reviewer's edit of an agent atom is an approved source head, audited, and makes its watchers stale."""
     from memoryhub.models import AuditEvent
 
     reviewer = keys["R"]

@@ -1,5 +1,5 @@
-"""Input tokens at write: acceptance rows 13, 14, 16, 17, 19, 26, 27, 67 (atoms.md §12),
-§4.4 checks 4-8 and §5.2."""
+"""Input tokens at write: which writes need one, the checks made when one is used (scope, expiry, grants,
+sources it read, watched heads), replays and what tokens record (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def agent(acme: Any, make_key: Any, client_for: Any, **kwargs: Any) -> AtomsClie
 
 
 def test_an_agent_retires_only_with_a_token(X, W, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 13."""
+    """An agent key may retire only with an input token; the result is a derived, observed-v2 revision."""
     assert code(W.write({"id": "r", "op": "retire", "target": A})) == "INVALID_INPUT"
     t = obs(X, W, A)
     view = W.ok_write({"id": "r", "op": "retire", "target": A, "input": t})["changes"]["r"]
@@ -51,7 +51,7 @@ def test_an_agent_retires_only_with_a_token(X, W, A):
 
 
 def test_a_real_token_writes_and_records_its_outputs(X, W, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 14."""
+    """A token's outputs are derived and unreviewed, recorded in its manifest and as erase dependencies."""
     t = obs(X, W, A)
     outcome = W.ok_write(create("o", "She likes it black.", sources=[{"ref": A, "start": 0, "end": 5}], input=t))
     view = outcome["changes"]["o"]
@@ -69,7 +69,7 @@ def test_a_real_token_writes_and_records_its_outputs(X, W, A):
 
 
 def test_an_expired_token_is_cursor_expired(X, W, A, frozen_clock):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 16."""
+    """A token past its TTL is 410 CURSOR_EXPIRED."""
     t = obs(X, W, A)
     frozen_clock.advance(300_001)
     response = W.write(create("o", "too late", input=t))
@@ -78,7 +78,8 @@ def test_an_expired_token_is_cursor_expired(X, W, A, frozen_clock):
 
 def test_a_replay_skips_token_checks_but_not_a_purge(X, W, Z, S, A, acme, make_key, client_for,
                                                                settings, frozen_clock):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist rows 17 and 19."""
+    """A replay of the same idempotency key skips the token checks (even for a rotated key of the same
+    subject), but not a purge of its output."""
     settings.ATOMS_CURSOR_TTL_MS = 1_000
     t = obs(X, W, A)
     options = {"idempotencyKey": "request-42"}
@@ -99,7 +100,7 @@ def test_a_replay_skips_token_checks_but_not_a_purge(X, W, Z, S, A, acme, make_k
 
 
 def test_a_source_outside_the_tokens_reads_is_denied(X, W, I, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 26."""
+    """A source the token did not read is ACCESS_DENIED."""
     other = own_ref(W, I.ref(create("b", "Bob drinks tea.")))
     t = obs(X, W, A)
     response = W.write(create("o", "tea", sources=[{"ref": other}], input=t))
@@ -108,19 +109,20 @@ def test_a_source_outside_the_tokens_reads_is_denied(X, W, I, A):
 
 
 def test_citing_an_agent_derived_atom_needs_a_token_that_read_it(X, W, I, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 27."""
+    """An agent-derived atom is no citable source: INVALID_SOURCE_SPAN, or first ACCESS_DENIED when the agent's
+    token did not read it."""
     derived = W.ok_write(create("d", "Alice likes black coffee.", input=obs(X, W, A)))["changes"]["d"]["ref"]
     by_ingest = I.write(create("q", "quote", sources=[{"ref": own_ref(I, derived)}]))
     assert by_ingest.status_code == 400 and code(by_ingest) == "INVALID_SOURCE_SPAN"
     by_agent = W.write(create("q", "quote", sources=[{"ref": derived}], input=obs(X, W, A)))
     assert by_agent.status_code == 403 and code(by_agent) == "ACCESS_DENIED"
-    # Once the token did read it, the schema check (7) is what refuses the citation.
+    # Once the token did read it, the schema check is what refuses the citation.
     read_it = W.write(create("q", "quote", sources=[{"ref": derived}], input=obs(X, W, derived)))
     assert read_it.status_code == 400 and code(read_it) == "INVALID_SOURCE_SPAN"
 
 
 def test_changed_grants_void_an_old_token(X, W, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 67."""
+    """A change of the key's grants (its generation) voids older tokens: ACCESS_DENIED."""
     t = obs(X, W, A)
     ApiKey.objects.filter(pk=W.key.pk).update(generation=F("generation") + 1)
     W.key.refresh_from_db()
@@ -168,7 +170,7 @@ def test_a_token_without_a_contract_2_manifest_is_denied(X, W, A):
 
 
 def test_a_moved_watched_head_is_a_revision_conflict(X, W, I, S, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 8."""
+    """A token whose watched head has since moved is 409 REVISION_CONFLICT."""
     t = obs(X, W, A)
     I.ok_write(revise(S, "Alice now takes milk."))
     response = W.write(create("o", "black", input=t))
@@ -176,7 +178,7 @@ def test_a_moved_watched_head_is_a_revision_conflict(X, W, I, S, A):
 
 
 def test_the_batchs_own_expected_heads_count_as_current(X, W, A):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 8."""
+    """Heads the batch itself moves count as current for the token."""
     t = obs(X, W, A)
     outcome = W.ok_write(revise(A, "Alice takes her coffee black, no sugar.", input=t),
                          create("o", "no sugar", input=t))

@@ -1,4 +1,5 @@
-"""uses and uses/reset: acceptance rows 30 and 32-37, 64-65 (atoms.md §12), §8.1."""
+"""uses and uses/reset: accepted uses, tokens, failing and changed models, AdaptiveUse state and who may record
+uses (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_accepted_at_never_goes_before_a_stored_update(X, W, A, B, counting, fro
 
 
 def test_an_event_counts_once_and_is_acknowledged_on_the_token(X, W, A, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 35."""
+    """An event id counts once per revision; the uses recorded with a token are acknowledged in its manifest."""
     t = obs(X, W, A)
     assert ok_uses(X, W, [A, A], "request", input=t) == {"acceptedAt": 0, "recorded": 1, "repeated": 0}
     assert ok_uses(X, W, [A, A], "request", input=t) == {"acceptedAt": 0, "recorded": 0, "repeated": 1}
@@ -113,7 +114,7 @@ def test_an_event_counts_once_and_is_acknowledged_on_the_token(X, W, A, counting
 
 
 def test_reset_keeps_markers_and_a_new_revision_starts_fresh(X, W, I, A, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 36."""
+    """A reset deletes use state but keeps event markers; a new revision starts with no uses."""
     assert ok_uses(X, W, [A], "request")["recorded"] == 1
     assert reset(X, W).json() == {"deleted": 1}
     assert ok_uses(X, W, [A], "request") == {"acceptedAt": 0, "recorded": 0, "repeated": 1}
@@ -125,7 +126,7 @@ def test_reset_keeps_markers_and_a_new_revision_starts_fresh(X, W, I, A, countin
 
 
 def test_with_input_every_ref_must_be_a_unit_the_token_presented(X, W, A, B, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 37."""
+    """With a token, every ref must be a unit it presented; without one, the host vouches for the refs."""
     receipt = search_receipt(W, "needle", [A, B])
     t = token(X, W, presentations=[{"receipt": receipt, "refs": [A]}])
     response = uses(X, W, [B], "request", input=t)
@@ -150,7 +151,7 @@ def test_a_bad_or_expired_token_is_refused(X, W, A, counting, frozen_clock):
 
 
 def test_inspect_adds_no_use_rows(X, W, A, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 30."""
+    """inspect records no use."""
     ok_uses(X, W, [A])
     before = list(UseState.objects.values_list("revision_id", "state", "updated_at"))
     inspect_receipt(W, A)
@@ -167,11 +168,11 @@ def test_keys_sharing_a_subject_share_state_and_markers(X, W, A, acme, make_key,
     assert states(W) == {revision_of(A): 2}
 
 
-# --- Failing models (row 32) --------------------------------------------------------------
+# --- Failing models -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["coroutine", "long", "raise", "set", "nan"])
 def test_a_failing_update_is_invalid_input_and_writes_nothing(X, W, A, acme, mode):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 32."""
+    """An update that fails or returns no valid state is INVALID_INPUT, and nothing is recorded."""
     configure(acme, model_config("BrokenUpdateModel", update=mode))
     t = obs(X, W, A)
     with warnings.catch_warnings():
@@ -191,10 +192,10 @@ def test_a_failing_update_on_one_revision_stores_none_of_the_others(X, W, A, B, 
     assert not UseMarker.objects.filter(event_id="second").exists()
 
 
-# --- AdaptiveUse (row 33) -----------------------------------------------------------------
+# --- AdaptiveUse --------------------------------------------------------------------------
 
 def test_adaptive_use_state_follows_the_worked_example(X, W, A, B, frozen_clock):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
+    """AdaptiveUse: uses a week apart lengthen the half-life and decay the mass; a burst adds up undecayed."""
     for day, event in [(0, "d0"), (7, "d7"), (14, "d14")]:
         frozen_clock.set_now(day * DAY)
         ok_uses(X, W, [A], event)
@@ -208,7 +209,7 @@ def test_adaptive_use_state_follows_the_worked_example(X, W, A, B, frozen_clock)
 
 
 def test_adaptive_use_options_set_through_the_tenant_api(X, W, Z, A, frozen_clock):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
+    """AdaptiveUse's half-lives can be set through PATCH /api/v1/tenant."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse",
                                        "options": {"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500}}}}
     assert Z.client.patch("/api/v1/tenant", {"atoms_config": config}, format="json").status_code == 200
@@ -224,17 +225,17 @@ def test_adaptive_use_options_set_through_the_tenant_api(X, W, Z, A, frozen_cloc
     {"initialHalfLifeMs": 0}, {"initialHalfLifeMs": 2, "maxHalfLifeMs": 1}, {"foo": 1}, {"maxHalfLifeMs": "NaN"},
 ])
 def test_bad_adaptive_use_options_are_refused_by_the_tenant_api(Z, acme, options):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
+    """AdaptiveUse options out of range are refused by PATCH /api/v1/tenant, and nothing is saved."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse", "options": options}}}
     response = Z.client.patch("/api/v1/tenant", {"atoms_config": config}, format="json")
     assert response.status_code == 400 and code(response) == "INVALID_INPUT"
     assert AtomStore.for_tenant(acme).config == {}
 
 
-# --- Model changes (row 34) ---------------------------------------------------------------
+# --- Model changes ------------------------------------------------------------------------
 
 def test_another_model_id_is_state_invalidated_until_reset(X, W, Z, A, acme, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 34."""
+    """Use state of another model id is STATE_INVALIDATED until uses/reset clears it."""
     ok_uses(X, W, [A], "first")
     changed = Z.client.patch("/api/v1/tenant", {"atoms_config": model_config("CountingModel", version=2)},
                              format="json")
@@ -281,7 +282,7 @@ def test_only_writable_host_and_admin_keys_record_or_reset(keys, W, A, acme, mak
 
 
 def test_refs_resolve_for_the_bound_key_only(X, W, A, acme, globex, make_key, client_for, counting):
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist rows 64 and 65."""
+    """Refs resolve for the bound key only: another tenant's is INVALID_REF, another key's ACCESS_DENIED."""
     other_tenant = AtomsClient(client_for(make_key(globex, "host")[1]), W.key)
     response = other_tenant.post("uses", {"binding": {}, "refs": [A], "eventId": "e"})
     assert response.status_code == 400 and code(response) == "INVALID_REF"
@@ -357,7 +358,7 @@ def test_a_state_of_json_null_is_stored(X, W, A, acme):
 def test_a_nan_option_is_refused_by_the_config_check():
     # JSON has no NaN, so the tenant API refuses it before the config check; a config
     # built in Python (the UI, a migration) still meets the model's own rule.
-    """Contract: docs/atoms.md "Contract sections (§)", acceptance checklist row 33."""
+    """A NaN option is refused by the config check."""
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse",
                                        "options": {"maxHalfLifeMs": math.nan}}}}
     with pytest.raises(ConfigError):

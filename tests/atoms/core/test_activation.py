@@ -1,4 +1,5 @@
-"""Graph activation (atoms.md §6.4) against the worked example of atoms-scoring.md §3-§6 and §12."""
+"""Graph activation against the worked example: the five atoms of docs/atoms.md "Worked example (search)" with
+the word-overlap match values that preceded BM25 (A 1, B and E 1/3), one use of B, β = 0.3 and p = 0.5."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ SOLVER_TOLERANCE = 2e-6  # solver activations against the exact ones
 EXACT_TOLERANCE = 1e-9  # exact fractions and full-precision doubles
 SIX_DECIMALS = 5e-7  # figures printed to six decimals
 
-# --- the worked example (atoms-scoring.md §1-§4), entered by hand --------------------------
+# --- the worked example, entered by hand ---------------------------------------------------
 
 T0 = 1_767_225_600_000
 EVALUATED_AT = 1_767_830_400_000
@@ -80,7 +81,7 @@ def l1_to_exact(scores: list[float], exact_scores: list[Fraction]) -> Fraction:
     return sum((abs(Fraction(s) - e) for s, e in zip(scores, exact_scores, strict=True)), Fraction(0))
 
 
-# --- §3 seed vector -------------------------------------------------------------------------
+# --- seed vector ----------------------------------------------------------------------------
 
 def test_it_values_b_use_at_one_half_after_one_half_life() -> None:
     assert U_B == 0.5
@@ -93,7 +94,7 @@ def test_the_seed_vector_matches_the_worked_example() -> None:
     assert b[1] == pytest.approx(0.366667, abs=SIX_DECIMALS)
 
 
-# --- §4 transition matrix -------------------------------------------------------------------
+# --- transition matrix ----------------------------------------------------------------------
 
 def test_the_transition_matrix_matches_the_worked_example() -> None:
     rows = evaluate_example().transitions
@@ -102,7 +103,7 @@ def test_the_transition_matrix_matches_the_worked_example() -> None:
     assert sum(len(row) for row in rows) == 6
 
 
-# --- §5 activation --------------------------------------------------------------------------
+# --- activation -----------------------------------------------------------------------------
 
 def test_the_exact_activation_matches_the_worked_example() -> None:
     a = exact_activation(EXACT_B, evaluate_example().transitions)
@@ -165,7 +166,7 @@ def test_a_deadline_stops_the_solver_before_the_next_push() -> None:
     assert (solution.converged, solution.stop, solution.pushes) == (False, "deadline", 2)
 
 
-# --- §6 ordering ----------------------------------------------------------------------------
+# --- ordering -------------------------------------------------------------------------------
 
 def test_the_ranking_is_a_e_b_c_d() -> None:
     graph = example_graph()
@@ -206,9 +207,9 @@ def test_without_propagation_scores_are_proportional_to_the_seed_vector() -> Non
         assert score == pytest.approx(float(exact / total), abs=EXACT_TOLERANCE)
 
 
-def test_acceptance_28_ten_uses_with_max_boost_2_give_ratio_1_plus_20_over_11() -> None:
+def test_ten_uses_with_max_boost_2_give_ratio_1_plus_20_over_11() -> None:
     class CountingModel:
-        """The acceptance test model: update counts from 1, value is the state."""
+        """The counting model: update counts from 1, value is the state."""
 
         id = "counting"
 
@@ -300,7 +301,7 @@ def test_it_rejects_a_use_value_that_is_not_finite_and_non_negative(u: float) ->
 # --- properties -----------------------------------------------------------------------------
 
 def reference_solve(b: list[float], rows: list[TransitionRow], p: float, max_work: int):
-    """The solver of atoms.md §6.4 transcribed literally, summing and scanning every node each push."""
+    """The residual-push solver transcribed literally, summing and scanning every node each push."""
 
     def ordered_sum(values: list[float]) -> float:
         total = 0.0

@@ -1,4 +1,5 @@
-"""The availability model contract and AdaptiveUse, against atoms-scoring.md §1, §3 and §12."""
+"""The availability model contract and AdaptiveUse, checked against the worked example's one use of B
+(docs/atoms.md "Worked example (search)")."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ WEEK = 7 * DAY
 T0 = 1_767_225_600_000  # B's accepted use in the worked example
 
 
-# --- AdaptiveUse (atoms-scoring.md §12) -------------------------------------------------------
+# --- AdaptiveUse ------------------------------------------------------------------------------
 
-def test_row_1_the_default_id_spells_out_both_options_in_canonical_order() -> None:
+def test_the_default_id_spells_out_both_options_in_canonical_order() -> None:
     expected = 'adaptive-use-v1:{"initialHalfLifeMs":604800000,"maxHalfLifeMs":31536000000}'
     assert AdaptiveUse().id == expected
     assert AdaptiveUse({}).id == expected
@@ -75,13 +76,13 @@ def test_rows_8_to_10_spaced_uses_retain_more_than_a_burst() -> None:
     assert model.value(burst, 30 * DAY) < spaced
 
 
-def test_row_11_mass_is_capped_at_a_million() -> None:
+def test_mass_is_capped_at_a_million() -> None:
     state = AdaptiveUse().update({"halfLifeMs": 604_800_000, "mass": 1_000_000, "updatedAt": 0}, 0)
     assert isinstance(state, dict)
     assert state["mass"] == 1_000_000
 
 
-def test_row_12_the_half_life_stops_at_the_maximum() -> None:
+def test_the_half_life_stops_at_the_maximum() -> None:
     model = AdaptiveUse({"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500})
     states = [model.update(None, 0)]
     for t in (1000, 2500):
@@ -90,7 +91,7 @@ def test_row_12_the_half_life_stops_at_the_maximum() -> None:
     assert [s["mass"] for s in states] == [1, 1.5, 1.75]  # type: ignore[index]
 
 
-def test_row_13_a_stored_half_life_above_the_maximum_is_kept() -> None:
+def test_a_stored_half_life_above_the_maximum_is_kept() -> None:
     model = AdaptiveUse({"initialHalfLifeMs": 1000, "maxHalfLifeMs": 1500})
     assert model.update({"halfLifeMs": 2000, "mass": 1, "updatedAt": 0}, 0) == {
         "halfLifeMs": 2000, "mass": 2, "updatedAt": 0,
@@ -108,7 +109,7 @@ def test_row_13_a_stored_half_life_above_the_maximum_is_kept() -> None:
     {"maxHalfLifeMs": "1000"},
     ["initialHalfLifeMs"],
 ])
-def test_row_14_bad_options_are_invalid_input(options: Any) -> None:
+def test_bad_options_are_invalid_input(options: Any) -> None:
     with pytest.raises(ModelError) as caught:
         AdaptiveUse(options)
     assert caught.value.code == "INVALID_INPUT"
@@ -136,7 +137,7 @@ def test_the_worked_examples_b_state_is_worth_half_a_week_later() -> None:
     assert text == '{"halfLifeMs":604800000,"mass":1,"updatedAt":1767225600000}'
     assert call_value(model, state, T0 + WEEK) == 0.5
     assert call_value(model, None, T0 + WEEK) == 0
-    # §3: b_B = m·(1 + β·u/(1+u)) with m = 1/3, β = 0.3, u = 0.5 is 11/30.
+    # The seed value: b_B = m·(1 + β·u/(1+u)) with m = 1/3, β = 0.3, u = 0.5 is 11/30.
     u = call_value(model, state, T0 + WEEK)
     assert (1 / 3) * (1 + 0.3 * u / (1 + u)) == pytest.approx(11 / 30, abs=1e-12)
 
@@ -149,7 +150,7 @@ def test_adaptive_use_satisfies_the_model_protocol() -> None:
 # --- The contract's checks ------------------------------------------------------------------
 
 class CountingModel:
-    """Acceptance case 28's test model: update previous+1 from 1, value state."""
+    """The counting test model: update previous+1 from 1, value state."""
 
     id = "test-counting-v1"
 

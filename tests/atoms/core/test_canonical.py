@@ -1,4 +1,5 @@
-"""Canonical JSON must print exactly what JavaScript's JSON.stringify prints (atoms.md §2.4)."""
+"""Canonical JSON must print exactly what JavaScript's JSON.stringify prints, ECMAScript numbers
+included (docs/atoms.md "Status", the pure core)."""
 
 from __future__ import annotations
 
@@ -136,7 +137,7 @@ def test_it_encodes_utf8_and_digests_the_canonical_bytes() -> None:
 
 
 def test_it_hashes_strings_as_utf8() -> None:
-    # The quote digests of atoms-scoring.md §11.
+    # The quote digests of the worked example's two extractions (tests/atoms/core/worked_example.py).
     assert sha256_hex("AAAABBBB") == "7bf52afd1d2eb936aaa7e54e67ae18b8fb24efb51e7edea259e6571b85614c96"
     assert sha256_hex(b"BBBBCCCC") == "259e7f1ad88e897370e6bc8269764a17289fb80012f8684bffecab7d02179a93"
 

@@ -1,4 +1,5 @@
-"""Required closures C(r) (atoms.md §6.5; atoms-scoring.md §7)."""
+"""Required closures C(r): a root with every atom it requires, transitively. read packs whole closures
+(docs/atoms.md "Selection utility (read)")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FakeHashProvider, chunking and vector helpers (atoms.md §10)."""
+"""FakeHashProvider, chunking and vector helpers (docs/atoms.md "Semantic index")."""
 
 from __future__ import annotations
 

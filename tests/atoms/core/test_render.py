@@ -1,4 +1,6 @@
-"""Render format 2, verified quotes, evidence and cost (atoms.md §6.5; atoms-scoring.md §7, §8, §11)."""
+"""Render format 2, verified quotes, evidence and cost, against the worked example of
+docs/atoms.md "Selection utility (read)" (unit bytes, cost(S) = 45 + Σ unit bytes + (|S| - 1)) and the
+quote example of worked_example.py."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def ids_of(names: str) -> list[str]:
     return [EXAMPLE[name].revision_id for name in names]
 
 
-# --- atoms-scoring.md §7-§9 ---------------------------------------------------------------
+# --- the worked example: unit sizes, cost and render --------------------------------------
 
 def test_the_units_of_the_worked_example_have_the_listed_sizes() -> None:
     sizes = {name: len(canonical(unit(node)).encode()) for name, node in EXAMPLE.items()}
@@ -89,7 +91,7 @@ def test_it_renders_the_worked_example_at_4096_and_1100_tokens_byte_for_byte() -
     assert render([EXAMPLE[name] for name in "AEBD"]).text == TEXT_1100
 
 
-# --- verified quotes (atoms-scoring.md §11) ------------------------------------------------
+# --- verified quotes: a source and two overlapping extractions -----------------------------
 
 def test_the_citations_carry_the_listed_quote_digests() -> None:
     assert E1.origins[0].quote_digest == "7bf52afd1d2eb936aaa7e54e67ae18b8fb24efb51e7edea259e6571b85614c96"

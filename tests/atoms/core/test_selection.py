@@ -1,7 +1,7 @@
-"""Bounded marginal gain and the packing part of RecallResult (atoms.md §6.6, §6.7;
-atoms-scoring.md §8-§11; acceptance rows 39-45 and 56), under the utility of atoms-recall.md
-§4: the root at position k of the page's ranking weighs a · 2^-(k-1) (docs/atoms.md
-"Selection utility", whose worked example is `test_at_1100_tokens_...` below)."""
+"""Bounded marginal gain and the packing part of read's result, under the utility of
+docs/atoms.md "Selection utility (read)": the root at position k of the page's ranking weighs
+a · 2^-(k-1). The worked example there, with the exact activations of the word-overlap match,
+is `test_at_1100_tokens_...` below."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def activations(nodes: Sequence[tuple[AtomNode, float, float]], links: Sequence[
             {node.revision_id: evaluation.activations[i] for i, node in enumerate(ordered)})
 
 
-# --- atoms-scoring.md §8-§10 -----------------------------------------------------------------
+# --- the worked example: budgets, pages and work ---------------------------------------------
 
 @pytest.mark.parametrize(("options", "returned", "tokens", "utility", "greedy", "minimum", "work", "cursor", "stop"), [
     ({}, "AEBDC", 1250, utility_of("AEBDC"), utility_of("AEBDC"), None, 28, False, "completed"),
@@ -113,12 +113,12 @@ def test_at_the_default_budget_everything_fits_in_render_order() -> None:
 
 
 def test_at_1100_tokens_greedy_reaches_the_baseline_and_c_is_deferred() -> None:
-    """The worked example of docs/atoms.md "Selection utility". Unit bytes A 290, E 284,
+    """The worked example of docs/atoms.md "Selection utility (read)". Unit bytes A 290, E 284,
     B 284, D 165, C 178; cost(S) = 45 + Σ units + (|S| - 1). Baseline: A (335), E (620),
     C(B) = {B, D} (1071), C (1250 > 1100: no), D (in S). Greedy by ΔU / Δtokens: A
     (1.5556/335), then E (0.3611/285) over B+D (0.1375/451) and C (0.0486/179), then B+D
     (0.1375/451 = 0.000305 > C's 0.000272); C no longer fits. Both are AEBD with
-    U = 1479/720; the unweighted utility of atoms.md §6.6 let greedy prefer C to B (131/45
+    U = 1479/720; the unweighted utility read used before let greedy prefer C to B (131/45
     against the baseline's 271/90)."""
     result = read_example(tokens=1100)
     assert result.text == TEXT_1100 and result.token_count == 1071
@@ -129,7 +129,7 @@ def test_at_1100_tokens_greedy_reaches_the_baseline_and_c_is_deferred() -> None:
     assert result.text_bytes == sum(EXAMPLE[name].body_bytes for name in "AEBD")
 
 
-def test_out_of_packing_work_nothing_is_returned() -> None:  # acceptance row 43
+def test_out_of_packing_work_nothing_is_returned() -> None:
     result = read_example(max_packing_work=0)
     assert (names(result), result.text, result.token_count, result.work) == ("", "", 0, 0)
     assert result.complete is False and result.baseline_complete is False
@@ -160,7 +160,7 @@ def test_the_solver_activations_give_the_same_read() -> None:
     assert result.utility == pytest.approx(1479 / 720, abs=5 * 2e-6)
 
 
-# --- atoms-scoring.md §11 (acceptance row 42) -------------------------------------------------
+# --- overlapping quotes: a source and two extractions -----------------------------------------
 
 def read_quotes(**options: int) -> Selection:
     return select(ranking=[node.revision_id for node in QUOTE_RANKING], closures=QUOTE_CLOSURES,
@@ -178,9 +178,10 @@ def test_overlapping_quotes_are_read_with_shared_evidence() -> None:
 @pytest.mark.parametrize(("limit", "returned", "tokens"), [(2, [E1, E2], 760), (1, [E1], 269)])
 def test_smaller_pages_of_the_quote_read_are_the_sets_atoms_scoring_lists(limit: int, returned: list[AtomNode],
                                                                            tokens: int) -> None:
-    """atoms-scoring.md §11 lists E1+E2 (760 bytes) for limit 2 and E1 (269) for limit 1: the
-    baseline's sets. The three atoms have equal activations, so the rank halving weighs them
-    1, 1/2, 1/4: the source (198 bytes alone) no longer buys E2's or E1's place by being short."""
+    """The quote example lists E1+E2 (760 bytes) for limit 2 and E1 (269) for limit 1: the
+    baseline's sets, which the old unweighted utility missed (docs/atoms.md "Decisions"). The
+    three atoms have equal activations, so the rank halving weighs them 1, 1/2, 1/4: the source
+    (198 bytes alone) no longer buys E2's or E1's place by being short."""
     result = read_quotes(limit=limit)
     assert list(result.nodes) == returned and result.token_count == tokens
     assert result.utility == result.baseline_utility == {2: 1.5, 1: 1.0}[limit]
@@ -201,9 +202,9 @@ def test_identical_verified_quotes_share_one_utility_class() -> None:
     assert result.selected == (twin.revision_id,)
 
 
-# --- acceptance rows 39-41, 44, 45, 56 ----------------------------------------------------------
+# --- closures, budgets and pages (end to end in tests/atoms/api/test_read.py) -------------------
 
-def test_two_roots_share_their_required_condition_once() -> None:  # row 39
+def test_two_roots_share_their_required_condition_once() -> None:
     shared = make_node(3, "Shared condition C.")
     a = make_node(1, "needle a", links=[("condition", 3, True)])
     b = make_node(2, "needle b", links=[("condition", 3, True)])
@@ -213,13 +214,13 @@ def test_two_roots_share_their_required_condition_once() -> None:  # row 39
     assert [unit["ref"] for unit in units].count(shared.ref) == 1 and result.text.count(shared.text) == 1
 
 
-def test_a_cycle_of_nine_required_links_is_read_whole() -> None:  # row 40
+def test_a_cycle_of_nine_required_links_is_read_whole() -> None:
     ring = [make_node(n, f"needle {n}", links=[("next", n % 9 + 1, True)]) for n in range(1, 10)]
     result = read(ring, ring, {node.revision_id: 1.0 for node in ring}, tokens=20_000)
     assert len(result.selected) == 9 and result.token_count <= 4096 and result.stop == "completed"
 
 
-def test_a_root_whose_closure_cannot_fit_is_absent_and_reported() -> None:  # row 41
+def test_a_root_whose_closure_cannot_fit_is_absent_and_reported() -> None:
     condition = make_node(3, "x" * 10_000)
     root = make_node(1, "needle root", links=[("condition", 3, True)])
     small = make_node(2, "needle small")
@@ -232,7 +233,7 @@ def test_a_root_whose_closure_cannot_fit_is_absent_and_reported() -> None:  # ro
     assert result.stop == "budget" and result.token_count <= 1200
 
 
-def test_token_count_is_the_utf8_length_and_one_less_stays_within_budget() -> None:  # row 44
+def test_token_count_is_the_utf8_length_and_one_less_stays_within_budget() -> None:
     node = make_node(1, "日本語 needle")
     first = read([node], [node], {node.revision_id: 1.0})
     assert first.token_count == len(first.text.encode()) and "日本語" in first.text
@@ -241,7 +242,7 @@ def test_token_count_is_the_utf8_length_and_one_less_stays_within_budget() -> No
     assert (second.text, second.minimum_tokens) == ("", first.token_count)
 
 
-def test_the_selection_never_loses_to_the_baseline() -> None:  # row 45 (atoms-recall.md §4)
+def test_the_selection_never_loses_to_the_baseline() -> None:
     big = make_node(1, "needle " * 300)
     a = make_node(2, "needle a", links=[("condition", 4, True)])
     b = make_node(3, "needle b")
@@ -253,7 +254,7 @@ def test_the_selection_never_loses_to_the_baseline() -> None:  # row 45 (atoms-r
         assert result.token_count <= tokens
         assert result.utility >= result.baseline_utility
     # The ranking is a (whose closure holds the long condition), big, b, condition. At 2500 the
-    # unweighted utility of §6.6 traded a and its condition (U 4/3 + 2/3) for big and b
+    # unweighted utility read used before traded a and its condition (U 4/3 + 2/3) for big and b
     # (1.15 + 1); halved per rank they weigh 4/3 + (2/3)/8 against 1.15/2 + 1/4: a is kept.
     assert [node.revision_id for node in ranking] == [a.revision_id, big.revision_id, b.revision_id,
                                                       condition.revision_id]
@@ -262,7 +263,7 @@ def test_the_selection_never_loses_to_the_baseline() -> None:  # row 45 (atoms-r
     assert result.greedy_utility is not None and result.greedy_utility < result.utility
 
 
-def test_each_cursor_page_shows_the_shared_condition_again() -> None:  # row 56
+def test_each_cursor_page_shows_the_shared_condition_again() -> None:
     shared = make_node(9, "Shared condition C.")
     roots = [make_node(n, f"needle {n}", links=[("condition", 9, True)]) for n in range(1, 4)]
     ranking, weights = activations([(root, 1.0, 0.0) for root in roots] + [(shared, 0.0, 0.0)],

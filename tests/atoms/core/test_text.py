@@ -1,4 +1,4 @@
-"""Word tokens and the seed match, against atoms.md §6.3 and atoms-scoring.md §2."""
+"""Word tokens and the seed match (docs/atoms.md "Lexical index" and "Match"), against the worked example."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from atoms.core.text import (
     word_tokens,
 )
 
-# The five atoms of the worked example (atoms-scoring.md §1).
+# The five atoms of the worked example (docs/atoms.md "Worked example (search)").
 A = "Brewing temperature for coffee: 93 C."
 B = "Alice takes her coffee black."
 C = "Water above 96 C scorches the grounds."

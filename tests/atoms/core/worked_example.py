@@ -1,9 +1,11 @@
-"""The worked examples of atoms-scoring.md §1 and §11, built by hand as core inputs, and a
+"""The worked examples built by hand as core inputs (the five atoms of
+docs/atoms.md "Worked example (search)", and a source with two overlapping extractions) and a
 hypothesis strategy of quoting atoms.
 
-Refs use the page's fixed placeholder format `ref:00000000-0000-4000-8000-00000000000N`
-(40 bytes, like real refs), so every byte count on that page holds here. Atom and revision
-ids follow the same numbering. The expected texts are copied verbatim from the page.
+Refs use the fixed placeholder format `ref:00000000-0000-4000-8000-00000000000N` (40 bytes,
+like real refs), so every byte count of the worked example in docs/atoms.md "Selection utility (read)"
+holds here. Atom and revision ids follow the same numbering. The expected rendered texts are
+written out verbatim below.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def revision_id(n: int) -> str:
 
 
 def link(role: str, target: int, *, required: bool = False, at: str = "logical") -> dict[str, object]:
-    """An AtomView link to atom N (§2.6)."""
+    """An AtomView link to atom N, as the API shows links."""
     return {"at": at, "orderKey": "0", "ref": ref(target), "required": required, "role": role}
 
 
@@ -96,7 +98,7 @@ def quote_universes(draw: st.DrawFn) -> list[AtomNode]:
     return nodes
 
 
-# --- §1: five atoms written by rita ---------------------------------------------------------
+# --- five atoms written by rita -------------------------------------------------------------
 
 A = make_node(1, "Brewing temperature for coffee: 93 C.", links=[("detail", 3, False)])
 B = make_node(2, "Alice takes her coffee black.", links=[("condition", 4, True)])
@@ -105,19 +107,19 @@ D = make_node(4, "Applies on weekdays only.")
 E = make_node(5, "Cold brew steeps for 12 hours.", links=[("related", 1, False)])
 EXAMPLE = {"A": A, "B": B, "C": C, "D": D, "E": E}
 NAME_OF = {node.revision_id: name for name, node in EXAMPLE.items()}
-RANKING = [A, E, B, C, D]  # §6
-# §5: the exact activations, the weights w of selection.
+RANKING = [A, E, B, C, D]  # by activation, best first
+# The exact activations (tests/atoms/core/test_activation.py), the weights w of selection.
 EXACT_ACTIVATION = {"A": Fraction(14, 9), "B": Fraction(22, 45), "E": Fraction(13, 18), "C": Fraction(7, 18),
                     "D": Fraction(11, 45)}
 WEIGHTS = {EXAMPLE[name].revision_id: float(value) for name, value in EXACT_ACTIVATION.items()}
 EXAMPLE_CLOSURES = closures_of(RANKING, list(EXAMPLE.values()))
 
-# --- §11: a source and two extractions --------------------------------------------------------
+# --- a source and two extractions -------------------------------------------------------------
 
 SOURCE = make_node(11, "AAAABBBBCCCC", producer="key:ingest")
 E1 = make_node(12, "AAAABBBB", origin="extraction", producer="key:extractor", origins=[citation(SOURCE, 0, 8)])
 E2 = make_node(13, "BBBBCCCC", origin="extraction", producer="key:extractor", origins=[citation(SOURCE, 4, 12)])
-QUOTE_RANKING = [E1, E2, SOURCE]  # §11: each scores 1/3; by body bytes, then atom id
+QUOTE_RANKING = [E1, E2, SOURCE]  # each scores 1/3; ties go by body bytes, then atom id
 QUOTE_CLOSURES = closures_of(QUOTE_RANKING, QUOTE_RANKING)
 QUOTE_WEIGHTS = {node.revision_id: 1.0 for node in QUOTE_RANKING}
 

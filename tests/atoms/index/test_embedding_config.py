@@ -1,4 +1,4 @@
-"""A tenant's atoms_config.embedding (atoms.md §10): allow-listed classes only; a change bumps
+"""A tenant's atoms_config.embedding (docs/atoms.md "Semantic index"): allow-listed classes only; a change bumps
 the index generation, so entries of the old encoder stop counting and cursors expire."""
 
 from __future__ import annotations

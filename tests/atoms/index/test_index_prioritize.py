@@ -1,4 +1,4 @@
-"""POST /api/v1/atoms/index/prioritize (atoms.md §10)."""
+"""POST /api/v1/atoms/index/prioritize (docs/atoms.md "Semantic index")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /api/v1/atoms/index/update and index/status with the fake provider (atoms.md §10, row 69)."""
+"""POST /api/v1/atoms/index/update and index/status with the fake provider (docs/atoms.md "Semantic index")."""
 
 from __future__ import annotations
 

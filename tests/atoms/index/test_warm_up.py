@@ -1,4 +1,4 @@
-"""The encoder is loaded when a process starts, after any fork (atoms-recall.md §5): warm_up,
+"""The encoder is loaded when a process starts, after any fork (docs/operations.md "Loading the encoder"): warm_up,
 the hooks that call it (gunicorn.conf.py, memoryhub/wsgi.py, memoryhub/celery.py) and what
 a request does while it runs."""
 

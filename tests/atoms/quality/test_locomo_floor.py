@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from atoms.api.search import answer_search
+from atoms.api.write import answer_write
 from atoms.embedding import forget_providers, load_provider
 from atoms.principal import Principal
 from atoms.services.indexing import index_drain
-from atoms.services.search import atoms_search
-from atoms.services.write import atoms_write
 from atoms.vector_index import forget_opened, refresh
 from bench.locomo_ingest import evidence_of, turns_of
 from tenants.models import Tenant
@@ -69,7 +69,7 @@ def ingest(sample: dict[str, Any], form: str, make_key: Any, loaded: Any) -> tup
             if form == "linked" and i > 0 and rows[i - 1][2] == session:
                 links = {"follows": {"local": f"t{i - 1}"} if i - 1 >= first else {"ref": refs[i - 1]}}
             changes.append({"id": f"t{i}", "op": "create", "content": {"text": text, "links": links}, "sources": []})
-        outcome = atoms_write(caller=caller, body={"changes": changes})
+        outcome = answer_write(caller, {"changes": changes})
         refs = {i: outcome["changes"][f"t{i}"]["ref"] for i in range(first, min(len(rows), first + BATCH))}
         for i, ref in refs.items():
             dia_of[ref] = rows[i][0]
@@ -85,7 +85,7 @@ def recall_at_10(caller: Principal, dia_of: dict[str, str], sample: dict[str, An
         wanted = evidence_of(qa, known) if qa.get("category") in CATEGORIES else []
         if not wanted:
             continue
-        result = atoms_search(caller=caller, body={"query": qa["question"], "options": {"limit": 10}})
+        result = answer_search(caller, {"query": qa["question"], "options": {"limit": 10}})
         assert result["diagnostics"]["index"] == "ready"
         top = {dia_of[item["ref"]] for item in result["items"]}
         total += len(top & set(wanted)) / len(wanted)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.inspect import answer_inspect
+from atoms.api.observe import answer_observe
+from atoms.api.write import answer_write
 from atoms.core.canonical import sha256_hex
 from atoms.models import Atom, Ref, Revision
 from atoms.principal import Principal
-from atoms.services.inspect import atoms_inspect
-from atoms.services.observe import atoms_observe
 from atoms.services.refs import issue_ref
-from atoms.services.write import atoms_write
 from tenants.models import ApiKey, Tenant
 from tenants.services.keys import apikey_create
 from tests.conftest import TEST_ACTOR
@@ -57,7 +57,7 @@ def write(tenant: Tenant, text: str, *, links: list[dict[str, Any]] | None = Non
                                          "sources": cited}]}
     if policy is not None:
         body["binding"] = {"writePolicy": policy}
-    outcome = atoms_write(caller=_ingest(tenant), body=body)
+    outcome = answer_write(_ingest(tenant), body)
     return Ref.objects.get(id=outcome["changes"]["c"]["ref"]).atom_id
 
 
@@ -65,12 +65,12 @@ def revise(tenant: Tenant, atom_id: str, text: str) -> None:
     """A revise by the ingest key that drops the atom's links and sources."""
     change = {"id": "r", "op": "revise", "target": ref_to(tenant, atom_id), "content": {"text": text, "links": []},
               "sources": []}
-    atoms_write(caller=_ingest(tenant), body={"changes": [change]})
+    answer_write(_ingest(tenant), {"changes": [change]})
 
 
 def retire(tenant: Tenant, atom_id: str) -> None:
     change = {"id": "x", "op": "retire", "target": ref_to(tenant, atom_id)}
-    atoms_write(caller=_ingest(tenant), body={"changes": [change]})
+    answer_write(_ingest(tenant), {"changes": [change]})
 
 
 def grant_private(tenant: Tenant) -> None:
@@ -83,25 +83,25 @@ def grant_private(tenant: Tenant) -> None:
 def agent_write(tenant: Tenant, text: str, *, watching: str | None = None) -> str:
     """An agent's create with an input token the host issued: unreviewed, origin derived.
     With `watching`, the agent first inspected that atom, so the output goes stale when the
-    atom's head moves (atoms.md §5.4)."""
+    atom's head moves (docs/atoms.md "Review UI", staleness on the atom page)."""
     agent = key_of(tenant, "agent")
     host = Principal.for_key(key_of(tenant, "host"))
     presentations = []
     if watching is not None:
         ref = issue_ref(Principal.for_key(agent), head_of(watching))
-        receipt = atoms_inspect(caller=Principal.for_key(agent), body={"ref": ref, "options": {"limit": 0}})["receipt"]
+        receipt = answer_inspect(Principal.for_key(agent), {"ref": ref, "options": {"limit": 0}})["receipt"]
         presentations.append({"receipt": receipt["id"]})
-    token = atoms_observe(caller=host, body={"binding": {"key": agent.public_id}, "input": {
+    token = answer_observe(host, {"binding": {"key": agent.public_id}, "input": {
         "payloadDigest": sha256_hex("payload"), "presentations": presentations}})["input"]
     change = {"id": "a", "op": "create", "content": {"text": text, "links": []}, "sources": [], "input": token}
-    outcome = atoms_write(caller=Principal.for_key(agent), body={"changes": [change]})
+    outcome = answer_write(Principal.for_key(agent), {"changes": [change]})
     return Ref.objects.get(id=outcome["changes"]["a"]["ref"]).atom_id
 
 
 def purge(tenant: Tenant, atom_id: str) -> None:
-    from atoms.services.purge import atoms_purge  # only the tests that purge load the purge machinery
+    from atoms.api.purge import answer_purge  # only the tests that purge load the purge machinery
 
-    result = atoms_purge(caller=Principal.for_key(key_of(tenant, "admin")), body={"atomId": atom_id})
+    result = answer_purge(Principal.for_key(key_of(tenant, "admin")), {"atomId": atom_id})
     assert result["complete"], result
 
 

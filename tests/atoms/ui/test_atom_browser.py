@@ -8,9 +8,9 @@ from typing import Any
 
 from django.apps import apps
 
+from atoms.api.search import answer_search
 from atoms.models import AtomStore, Receipt, Ref, Revision
 from atoms.principal import Principal
-from atoms.services.search import atoms_search
 from atoms.ui.browser import PAGE_SIZE
 from tenants.models import Tenant
 from tests.atoms.ui.review_helpers import FLAGGED, HX, agent_write, grant_private, page, retire, revise, write
@@ -90,7 +90,7 @@ def _searched(tenant: Tenant, username: str, query: str, policy: str = "") -> li
     body: dict[str, Any] = {"query": query, "options": {"limit": 1000}}
     if policy:
         body["binding"] = {"readPolicies": [policy]}
-    items = atoms_search(caller=Principal.for_person(tenant, username), body=body)["items"]
+    items = answer_search(Principal.for_person(tenant, username), body)["items"]
     atom_of = dict(Ref.objects.filter(id__in=[i["ref"] for i in items]).values_list("id", "atom_id"))
     return [(atom_of[item["ref"]], item["score"]) for item in items]
 

@@ -37,7 +37,7 @@ def test_a_reviewer_edits_an_agent_atom_into_an_approved_human_revision(bob, cli
     assert head.id != old_head.id and head.previous_id == old_head.id
     assert (head.body, head.review_status, head.origin, head.producer, head.dependency_contract) == (
         "Summary: plan A (checked)", "approved", "source", "user:bob", "source-v2")
-    assert is_stale(head_of(generated))  # it watched the old head (atoms.md §12 #62)
+    assert is_stale(head_of(generated))  # it watched the old head, and an edit is a new head
     write_event = AuditEvent.objects.get(tenant=acme, action="atoms.write", actor_label="user:bob")
     ui_event = AuditEvent.objects.get(tenant=acme, action="atoms.ui.edit", object_id=output)
     assert ui_event.actor_user_id == bob.pk and ui_event.before_digest and ui_event.after_digest
@@ -76,6 +76,23 @@ def test_the_form_drops_a_link_and_a_source_and_adds_a_link(bob, client, acme):
     head = head_of(note)
     assert [(s.role, s.target_atom_id, s.required) for s in Slot.objects.filter(revision=head).order_by("position")] == [
         ("about", about, False), ("see-also", extra, True)]
+    assert not Origin.objects.filter(revision=head).exists()
+
+
+def test_garbled_keep_positions_are_ignored_and_line_ends_are_unix(bob, client, acme):
+    note, _, condition, about = linked_note(acme)
+    extra = write(acme, "Weekends too")
+    client.force_login(bob)
+    response = edit(client, note, "Alice likes\r\ncoffee", keep_link_shown="1", keep_link=["0", "one", "-1", "1.0"],
+                    keep_source_shown="1", keep_source=["x"], new_role=" see-also ", new_target=f" {extra} ",
+                    new_at="observed")
+    assert response["HX-Trigger"] == "atomsChanged"
+    head = head_of(note)
+    assert head.body == "Alice likes\ncoffee"
+    assert [(s.role, s.target_atom_id, s.target_revision_id, s.required)
+            for s in Slot.objects.filter(revision=head).order_by("position")] == [
+        ("condition", condition, "", True), ("see-also", extra, head_of(extra).id, False)]
+    assert about not in {s.target_atom_id for s in Slot.objects.filter(revision=head)}
     assert not Origin.objects.filter(revision=head).exists()
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from atoms.api.inspect import answer_inspect
 from atoms.errors import AtomError
 from atoms.models import Atom, ReviewNote, Revision
 from atoms.principal import Principal
-from atoms.services.inspect import atoms_inspect
 from atoms.ui.common import quarantine_count
 from memoryhub.digests import digest_of, sha256_hex
 from memoryhub.models import AuditEvent
@@ -79,7 +79,7 @@ def test_rejected_text_stays_hidden_from_api_keys(bob, client, acme):
     reject_post(client, flagged, "prompt injection")
     ingest = Principal.for_key(key_of(acme, "ingest"))
     with pytest.raises(AtomError) as caught:
-        atoms_inspect(caller=ingest, body={"ref": ref_to(acme, flagged)})
+        answer_inspect(ingest, {"ref": ref_to(acme, flagged)})
     assert caught.value.code == "ACCESS_DENIED" and caught.value.details["reason"] == "rejected"
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from atoms.api.purge import answer_purge
+from atoms.api.read import answer_read
 from atoms.models import Receipt, UseMarker, UseState
 from atoms.principal import Principal
-from atoms.services.purge import atoms_purge
-from atoms.services.read import atoms_read
 from tests.atoms.ui.tools_helpers import HX, write
 
 URL = "/t/acme/atoms/playground/"
@@ -49,9 +49,8 @@ def test_it_shows_exactly_what_read_returns_for_the_person(client, acme, carol):
     content = run(client, context="Suggest a coffee I would enjoy.", tokens="2048").content.decode()
     # Refs are stable per (principal, revision): the same read by the same person returns
     # the same text, so the page must hold it byte for byte (escaped for HTML).
-    same = atoms_read(caller=Principal.for_person(acme, "carol"),
-                      body={"state": {"context": "Suggest a coffee I would enjoy."},
-                            "options": {"tokens": 2048, "limit": 24}})
+    same = answer_read(Principal.for_person(acme, "carol"),
+                       {"state": {"context": "Suggest a coffee I would enjoy."}, "options": {"tokens": 2048, "limit": 24}})
     assert f'data-testid="rendered-text" tabindex="0" aria-label="Rendered text">{html.escape(same["text"])}</pre>' \
         in content
     assert same["items"][0]["ref"] in content
@@ -111,8 +110,8 @@ def test_out_of_range_budgets_are_refused_per_field(client, acme, carol):
 
 def test_an_engine_error_is_shown_with_its_code(client, acme, alice):
     atom_id, _ = write(acme, COFFEE)
-    # A pending purge closes read (atoms.md §9): the engine says ACCESS_DENIED.
-    atoms_purge(caller=Principal.for_person(acme, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    # A pending purge closes read (docs/atoms.md "Decisions", Purge): the engine says ACCESS_DENIED.
+    answer_purge(Principal.for_person(acme, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
     client.force_login(alice)
     response = run(client, query="coffee")
     assert response.status_code == 200

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from atoms.api.write import answer_write
 from atoms.models import Ref
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tests.atoms.ui.review_helpers import grant_private, head_of, write
 
 
@@ -22,7 +22,7 @@ def test_a_person_reads_and_writes_every_policy_the_tenant_holds(acme, globex):
 
 def test_a_persons_write_is_an_approved_human_source(acme):
     person = Principal.for_person(acme, "bob")
-    outcome = atoms_write(caller=person, body={"changes": [
+    outcome = answer_write(person, {"changes": [
         {"id": "c", "op": "create", "content": {"text": "by hand", "links": []}, "sources": []}]})
     assert outcome["review"] == {"c": "approved"}
     head = head_of(Ref.objects.get(id=outcome["changes"]["c"]["ref"]).atom_id)

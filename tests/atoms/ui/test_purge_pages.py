@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from atoms.api.purge import answer_purge
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom, Revision
 from atoms.principal import Principal
-from atoms.services.purge import atoms_purge
 from memoryhub.digests import digest_of
 from memoryhub.models import AuditEvent
 from tests.atoms.ui.tools_helpers import HX, cited_pair, write
@@ -23,7 +23,7 @@ def confirm(client, atom_ids: list[str], atom_id: str, hx: bool = False, **extra
 
 def raise_barrier(tenant, atom_id: str) -> None:  # type: ignore[no-untyped-def]
     """What the confirmed request does before the task runs: the barrier, no erasing."""
-    atoms_purge(caller=Principal.for_person(tenant, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(tenant, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
 
 
 @pytest.fixture
@@ -81,6 +81,18 @@ def test_confirming_needs_the_box_ticked(client, acme, alice, pair):
     response = client.post(purge_url(source), {"affected": digest_of(sorted(pair))}, headers=HX)
     assert response.status_code == 200
     assert b'data-testid="confirm-error"' in response.content and b"<html" not in response.content
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+
+
+@pytest.mark.parametrize("ticked", [{}, {"confirm": ""}, {"confirm": "false"}])
+def test_an_unticked_box_is_named_before_a_stale_or_missing_digest(client, acme, alice, pair, ticked):
+    source, _ = pair
+    client.force_login(alice)
+    response = client.post(purge_url(source), ticked, headers=HX)
+    assert b"Tick the box to confirm the erasure." in response.content
+    assert b'data-testid="purge-changed"' not in response.content
+    ticked_only = client.post(purge_url(source), {"confirm": "on"}, headers=HX)  # the preview's digest lost
+    assert b'data-testid="purge-changed"' in ticked_only.content
     assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from atoms.api.write import answer_write
 from atoms.models import Ref
 from atoms.principal import Principal
-from atoms.services.write import atoms_write
 from tenants.models import ApiKey, Tenant
 from tenants.services.keys import apikey_create
 from tests.conftest import TEST_ACTOR
@@ -26,13 +26,13 @@ def write(tenant: Tenant, text: str, *, sources: list[dict[str, Any]] | None = N
           links: list[dict[str, Any]] | None = None) -> tuple[str, str]:
     """Create one atom; returns (atomId, the ingest key's ref to it)."""
     change = {"id": "c", "op": "create", "content": {"text": text, "links": links or []}, "sources": sources or []}
-    outcome = atoms_write(caller=Principal.for_key(ingest_key(tenant)), body={"changes": [change]})
+    outcome = answer_write(Principal.for_key(ingest_key(tenant)), {"changes": [change]})
     ref = outcome["changes"]["c"]["ref"]
     return Ref.objects.get(id=ref).atom_id, ref
 
 
 def cited_pair(tenant: Tenant) -> tuple[str, str]:
-    """A source S and an atom D citing it: purging S erases both (atoms.md §9)."""
+    """A source S and an atom D citing it: purging S erases both, since D depends on it (docs/atoms.md "Decisions")."""
     s_atom, s_ref = write(tenant, "The vault code is 4-8-15-16.")
     d_atom, _ = write(tenant, "A quote of the vault code.", sources=[{"ref": s_ref, "start": 0, "end": 14}])
     return s_atom, d_atom

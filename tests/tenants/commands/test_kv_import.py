@@ -62,7 +62,7 @@ def failed_import(path: Path, *args: str, agent: str = "notes") -> list[str]:
     return lines
 
 
-def test_acceptance_33_valid_blank_non_object_and_invalid_files(agent, tmp_path):
+def test_it_imports_valid_files_and_refuses_blank_non_object_and_invalid_ones(agent, tmp_path):
     folder = files(tmp_path, **{"default.json": '{"house-style": "Use active voice", "n": 3.0}', "e.json": "  \n\t",
                                 "l.json": "[1,2]", "bad.json": '{"k": 1,\n "j": }'})
     lines, status = run_import(folder)

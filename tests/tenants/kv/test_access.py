@@ -1,4 +1,5 @@
-"""Tenancy and key rights for KV: cases 44-45 and key kinds."""
+"""Tenancy and key rights for KV: other tenants' agents, agent lists, read-only keys and key kinds (docs/kv.md
+"Endpoints"; docs/api.md "Tenant isolation")."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from tests.tenants.kv.helpers import Kv
 
 
 def test_another_tenants_agent_is_never_visible(acme, globex, make_key, client_for):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 44."""
+    """Another tenant's agent of the same slug is never visible: a writable key gets its own empty store, a
+    read-only key a 404."""
     _, a_raw = make_key(acme, "agent")
     Kv(client_for(a_raw), "shared").set("secret", "acme only")
     _, b_raw = make_key(globex, "agent")
@@ -28,7 +30,8 @@ def test_another_tenants_agent_is_never_visible(acme, globex, make_key, client_f
 
 
 def test_agent_lists_read_only_keys_and_foreign_runs(acme, make_key, client_for):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 45."""
+    """A key limited to some agents gets AGENT_NOT_FOUND for others; a read-only key may read but every write is
+    403 PERMISSION_DENIED."""
     _, limited_raw = make_key(acme, "agent", agents=["allowed"])
     limited = Kv(client_for(limited_raw), "other")
     assert error_of(limited.call({"action": "get", "key": "k"}))["code"] == "AGENT_NOT_FOUND"

@@ -1,4 +1,5 @@
-"""Spec §5 scenarios with separate processes on PostgreSQL (acceptance case 43)."""
+"""Concurrent writers in separate processes on PostgreSQL: the row locks and compare-and-set of docs/kv.md
+"How it is stored"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Limits (24-26), compare-and-set, and per-tenant limit settings."""
+"""Limits, compare-and-set, and per-tenant limit settings (docs/kv.md "Limits")."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tests.conftest import error_of
 
 
 def test_key_bytes_is_measured_in_utf8(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 24."""
+    """key_bytes is measured in UTF-8: 1,024 bytes fit, 1,025 are 413 LIMIT_EXCEEDED."""
     assert kv.call({"action": "set", "key": "k" * 1024, "value": 1}).status_code == 200
     response = kv.call({"action": "set", "key": "é" * 512 + "a", "value": 1})
     assert response.status_code == 413
@@ -18,7 +18,7 @@ def test_key_bytes_is_measured_in_utf8(kv):
 
 
 def test_value_bytes_is_measured_on_canonical_json(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 25."""
+    """value_bytes is measured on the canonical JSON of the value."""
     assert kv.call({"action": "set", "key": "ok", "value": "x" * 1_048_574}).status_code == 200
     response = kv.call({"action": "set", "key": "big", "value": "x" * 1_048_575})
     assert response.status_code == 413
@@ -27,7 +27,7 @@ def test_value_bytes_is_measured_on_canonical_json(kv):
 
 
 def test_keys_per_namespace_counts_new_keys_only(kv, admin_kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 26."""
+    """keys_per_namespace counts new keys only: overwrites pass, and a delete frees a place."""
     admin_kv.client.patch("/api/v1/tenant", {"kv_keys_per_namespace": 3}, format="json")
     for key in "abc":
         kv.set(key, 1)

@@ -1,4 +1,5 @@
-"""Resource endpoints: cases 22 and 27-32, addressing, ETags and cursors."""
+"""Resource endpoints (docs/kv.md "Endpoints"): addressing awkward keys, ETags and conditional requests, cursors,
+summaries and export."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from tests.conftest import error_of
 
 
 def test_awkward_keys_round_trip_through_paths_and_query(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 22."""
+    """Keys with `/`, `%`, spaces or nothing at all round-trip through the path or `…/key?key=`."""
     for key in ["", " ", "a/b", "50%"]:
         kv.set(key, key)
     assert kv.client.get(kv.url("namespaces/default/keys/a%2Fb")).json()["value"] == "a/b"
@@ -17,14 +18,15 @@ def test_awkward_keys_round_trip_through_paths_and_query(kv):
 
 
 def test_an_absent_key_is_not_found(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 27."""
+    """GET of an absent key is 404 KEY_NOT_FOUND."""
     response = kv.client.get(kv.url("namespaces/default/keys/nope"))
     assert response.status_code == 404
     assert error_of(response)["code"] == "KEY_NOT_FOUND"
 
 
 def test_it_puts_with_etags_and_honours_if_match_and_if_none_match(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 28."""
+    """PUT answers 201 then 200 with the version as ETag; a stale If-Match or If-None-Match: * on an existing key
+    is 412."""
     url = kv.url("namespaces/default/keys/k")
     first = kv.client.put(url, {"value": 1}, format="json")
     assert (first.status_code, first["ETag"]) == (201, '"1"')
@@ -43,7 +45,7 @@ def test_it_puts_with_etags_and_honours_if_match_and_if_none_match(kv):
 
 
 def test_a_stale_delete_keeps_the_key(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 29."""
+    """A DELETE with a stale If-Match is 412 and keeps the key; a matching one deletes it."""
     kv.set("k", 1)
     kv.set("k", 2)
     response = kv.client.delete(kv.url("namespaces/default/keys/k"), headers={"If-Match": '"1"'})
@@ -54,7 +56,7 @@ def test_a_stale_delete_keeps_the_key(kv):
 
 
 def test_a_listing_pages_in_order_without_duplicates(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 30."""
+    """Key pages come in key order, without duplicates, until next_cursor is null."""
     for key in "edcba":
         kv.set(key, key)
     seen, pages, cursor = [], 0, None
@@ -81,14 +83,14 @@ def test_cursors_are_bound_to_their_listing(kv):
 
 
 def test_namespace_summaries_count_bytes(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 31."""
+    """Namespace summaries count keys and bytes."""
     kv.set("k", "v")
     assert kv.client.get(kv.url("namespaces")).json()["items"][0] | {"updated_at": None} == {
         "namespace": "default", "keys": 1, "bytes": 4, "updated_at": None}
 
 
 def test_export_matches_the_original_file_format(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 32."""
+    """export writes the original's file format: sorted keys, two-space indent, raw non-ASCII."""
     kv.set("b", 1)
     kv.set("a", {"y": 2, "x": 1})
     response = kv.client.get(kv.url("namespaces/default/export"))

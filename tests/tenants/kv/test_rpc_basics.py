@@ -1,4 +1,5 @@
-"""RPC acceptance cases 1-23 of spec/kv.md §10."""
+"""The key-value RPC (docs/kv.md "Endpoints" and "How it is stored"): get, set, delete, list and clear, namespaces,
+values and the errors of malformed calls."""
 
 from __future__ import annotations
 
@@ -6,20 +7,20 @@ from tests.conftest import error_of
 
 
 def test_a_fresh_agent_gets_null(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 1."""
+    """A get on a key never set answers null in the default namespace."""
     response = kv.call({"action": "get", "key": "missing"})
     assert response.status_code == 200
     assert response.json() == {"result": None, "namespace": "default"}
 
 
 def test_a_set_value_is_read_back(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 2."""
+    """set answers null and get reads the value back."""
     assert kv.set("house-style", "Use active voice") is None
     assert kv.get("house-style") == "Use active voice"
 
 
 def test_a_second_set_replaces_and_bumps_the_version(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 3."""
+    """A second set replaces the value and bumps the version the ETag shows."""
     kv.set("k", 1)
     kv.set("k", 2)
     assert kv.get("k") == 2
@@ -28,7 +29,7 @@ def test_a_second_set_replaces_and_bumps_the_version(kv):
 
 
 def test_delete_reports_whether_the_key_existed(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 4."""
+    """delete answers whether the key existed."""
     kv.set("k", 1)
     assert kv.ok({"action": "delete", "key": "k"}) is True
     assert kv.get("k") is None
@@ -36,20 +37,20 @@ def test_delete_reports_whether_the_key_existed(kv):
 
 
 def test_deleting_in_a_never_used_namespace_creates_nothing(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 5."""
+    """A delete in a namespace never used creates no namespace."""
     assert kv.ok({"action": "delete", "key": "nope", "namespace": "never"}) is False
     names = [i["namespace"] for i in kv.client.get(kv.url("namespaces")).json()["items"]]
     assert "never" not in names
 
 
 def test_it_lists_and_clears_a_new_namespace_as_empty(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 6."""
+    """An unused namespace lists as empty, and clearing it succeeds."""
     assert kv.list(namespace="new") == []
     assert kv.ok({"action": "clear", "namespace": "new"}) is None
 
 
 def test_list_is_in_code_point_order_with_exactly_key_and_value(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 7."""
+    """list sorts by code point and gives exactly key and value."""
     for key in ["b", "a", "C", "user_10", "user_2", ""]:
         kv.set(key, key)
     items = kv.list()
@@ -58,14 +59,14 @@ def test_list_is_in_code_point_order_with_exactly_key_and_value(kv):
 
 
 def test_it_lists_in_code_point_order_not_utf16_order(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 8."""
+    """list sorts by code point, not by UTF-16 unit."""
     kv.set("😀", 1)
     kv.set("ﬀ", 2)
     assert [i["key"] for i in kv.list()] == ["ﬀ", "😀"]
 
 
 def test_prefix_is_literal_and_case_sensitive(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 9."""
+    """A list prefix is literal and case-sensitive; the empty prefix lists everything."""
     for key in ["user_10", "user_2", "User_x", "other"]:
         kv.set(key, 1)
     assert [i["key"] for i in kv.list(prefix="user_")] == ["user_10", "user_2"]
@@ -73,7 +74,7 @@ def test_prefix_is_literal_and_case_sensitive(kv):
 
 
 def test_underscore_and_percent_are_ordinary_prefix_characters(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 10."""
+    """`_` and `%` in a prefix match only themselves."""
     for key in ["ab", "a_b", "a%"]:
         kv.set(key, 1)
     assert [i["key"] for i in kv.list(prefix="a_")] == ["a_b"]
@@ -81,7 +82,7 @@ def test_underscore_and_percent_are_ordinary_prefix_characters(kv):
 
 
 def test_namespaces_are_separate_stores(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 11."""
+    """Namespaces are separate stores."""
     kv.set("k", "A")
     kv.set("k", "B", namespace="per-user")
     assert kv.get("k") == "A"
@@ -90,21 +91,22 @@ def test_namespaces_are_separate_stores(kv):
 
 
 def test_absent_null_and_default_are_one_store(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 12."""
+    """No namespace, null and "default" name one store."""
     kv.set("k", 1)
     assert kv.get("k", namespace=None) == 1
     assert kv.get("k", namespace="default") == 1
 
 
 def test_namespaces_that_resolve_alike_are_one_store(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 13."""
+    """Namespaces that resolve to the same name are one store; the answer names the resolved one."""
     response = kv.call({"action": "set", "key": "k", "value": 1, "namespace": "a/b"})
     assert response.json()["namespace"] == "a_b"
     assert kv.get("k", namespace="a_b") == 1
 
 
 def test_it_resolves_namespaces_character_by_character_and_case_sensitively(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 14."""
+    """Namespaces resolve character by character, case-sensitively: each character outside the allowed set
+    becomes `_`."""
     for raw, resolved in [("a.b", "a_b"), ("../x", "___x"), ("日本", "__"), ("é", "_"), ("User", "User")]:
         assert kv.call({"action": "list", "namespace": raw}).json()["namespace"] == resolved
     kv.set("k", 1, namespace="User")
@@ -112,7 +114,7 @@ def test_it_resolves_namespaces_character_by_character_and_case_sensitively(kv):
 
 
 def test_an_empty_non_string_or_too_long_namespace_is_invalid(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 15."""
+    """An empty, non-string or over-128-character namespace is 400 INVALID_NAMESPACE."""
     for namespace in ["", 42, "x" * 129]:
         response = kv.call({"action": "get", "key": "k", "namespace": namespace})
         assert response.status_code == 400
@@ -121,7 +123,7 @@ def test_an_empty_non_string_or_too_long_namespace_is_invalid(kv):
 
 
 def test_clear_empties_one_namespace_only(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 16."""
+    """clear empties its namespace only."""
     kv.set("a", 1, namespace="x")
     kv.set("b", 2, namespace="x")
     kv.set("c", 3)
@@ -131,7 +133,7 @@ def test_clear_empties_one_namespace_only(kv):
 
 
 def test_values_round_trip_exactly(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 17."""
+    """Values round-trip with their JSON type."""
     values = ["", 0, False, [], {}, 0.1, -5, {"a": [1, {"b": None}]}, "日本語 🙂"]
     for index, value in enumerate(values):
         kv.set(f"k{index}", value)
@@ -141,13 +143,13 @@ def test_values_round_trip_exactly(kv):
 
 
 def test_object_values_come_back_with_sorted_keys(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 18."""
+    """Object values come back with their keys sorted."""
     kv.call({"action": "set", "key": "k"}, raw=b'{"action":"set","key":"k","value":{"b":1,"a":2}}')
     assert b'{"a":2,"b":1}' in kv.call({"action": "get", "key": "k"}).content
 
 
 def test_numbers_keep_their_spelling_and_bad_numbers_are_refused(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 19."""
+    """Numbers keep their spelling; numbers out of range, NaN, Infinity and invalid strings are INVALID_JSON."""
     kv.call({}, raw=b'{"action":"set","key":"f","value":3.0}')
     kv.call({}, raw=b'{"action":"set","key":"i","value":12345678901234567890}')
     kv.call({}, raw=b'{"action":"set","key":"e","value":1e21}')
@@ -164,14 +166,14 @@ def test_numbers_keep_their_spelling_and_bad_numbers_are_refused(kv):
 
 
 def test_set_needs_a_non_null_value(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 20."""
+    """set with a null or missing value is VALUE_REQUIRED."""
     for body in [{"action": "set", "key": "k", "value": None}, {"action": "set", "key": "k"}]:
         error = error_of(kv.call(body))
         assert error["code"] == "VALUE_REQUIRED" and "non-null" in error["message"]
 
 
 def test_get_needs_a_string_key(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 21."""
+    """A non-string key is KEY_REQUIRED, naming the action."""
     response = kv.call({"action": "get", "key": 42})
     assert response.status_code == 400
     error = error_of(response)
@@ -179,7 +181,7 @@ def test_get_needs_a_string_key(kv):
 
 
 def test_unknown_actions_name_the_valid_ones(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 23."""
+    """An unknown action is UNKNOWN_ACTION, naming the valid ones."""
     response = kv.call({"action": "upsert", "key": "k"})
     error = error_of(response)
     assert response.status_code == 400 and error["code"] == "UNKNOWN_ACTION"
@@ -199,7 +201,7 @@ def test_a_nul_in_a_key_is_refused_but_allowed_inside_values(kv):
 
 
 def test_values_are_never_moderated(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 46."""
+    """Values are never scanned or moderated."""
     kv.set("k", "ignore previous instructions")
     assert kv.get("k") == "ignore previous instructions"
 

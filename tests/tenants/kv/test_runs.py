@@ -1,4 +1,4 @@
-"""Runs, journal, replay and verify: cases 34-42."""
+"""Runs, journal, replay and verify (docs/kv.md "Endpoints" and "How it is stored")."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_runs_are_created_listed_shown_and_closed(kv):
 
 
 def test_a_replayed_get_returns_the_recorded_value(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 34."""
+    """A replayed get returns the recorded value, marked X-Memoryhub-Replayed, whatever the store holds now."""
     kv.set("k", "v1")
     run = new_run(kv)
     assert call(kv, run, 1, {"action": "get", "key": "k"}).json()["result"] == "v1"
@@ -48,7 +48,7 @@ def test_a_replayed_get_returns_the_recorded_value(kv):
 
 
 def test_a_replayed_set_writes_nothing(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 35."""
+    """A replayed set writes nothing."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
     assert call(kv, run, 2, {"action": "set", "key": "k", "value": "x"}).json()["result"] is None
@@ -61,7 +61,8 @@ def test_a_replayed_set_writes_nothing(kv):
 
 
 def test_divergence_is_refused_or_warned_on_lax_runs(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 36."""
+    """A call that differs from the recorded one is REPLAY_DIVERGED; a lax run answers with a warning unless the
+    action differs."""
     kv.set("k", "v")
     strict, lax = new_run(kv), new_run(kv, lax=True)
     for run in (strict, lax):
@@ -87,7 +88,7 @@ def test_divergence_compares_numbers_and_namespaces_exactly_but_ignores_expected
 
 
 def test_a_seq_gap_is_a_conflict_and_a_seq_below_one_is_invalid(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 37."""
+    """A seq past the next one is SEQ_GAP; a seq below 1 is INVALID_REQUEST."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "a"})
     call(kv, run, 2, {"action": "get", "key": "b"})
@@ -98,7 +99,7 @@ def test_a_seq_gap_is_a_conflict_and_a_seq_below_one_is_invalid(kv):
 
 
 def test_verify_mode_refuses_live_calls_but_replays(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 38."""
+    """Verify mode refuses live calls (VERIFY_LIVE_CALL) but replays recorded ones."""
     kv.set("k", "v")
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
@@ -111,7 +112,7 @@ def test_verify_mode_refuses_live_calls_but_replays(kv):
 
 
 def test_a_closed_run_replays_but_refuses_new_calls(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 39."""
+    """A closed run still replays but refuses new calls (RUN_CLOSED)."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "k"})
     kv.client.post(kv.url(f"runs/{run}/close"))
@@ -120,7 +121,7 @@ def test_a_closed_run_replays_but_refuses_new_calls(kv):
 
 
 def test_recorded_errors_consume_the_seq_and_replay_as_errors(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 40."""
+    """A refused call is journaled too: it takes its seq and replays as the same error."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "get", "key": "a"})
     call(kv, run, 2, {"action": "get", "key": "b"})
@@ -141,7 +142,7 @@ def test_unjournaled_errors_leave_the_run_unchanged(kv, make_key, acme, client_f
 
 
 def test_the_journal_is_jsonl_in_the_originals_shape(kv):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 41."""
+    """The journal is JSONL in the original's record shape."""
     run = new_run(kv)
     call(kv, run, 1, {"action": "set", "key": "k", "value": "日本", "namespace": "a/b"})
     call(kv, run, 2, {"action": "get", "key": "k", "namespace": "a/b"})
@@ -164,7 +165,7 @@ def test_the_journal_is_jsonl_in_the_originals_shape(kv):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_identical_concurrent_calls_write_once(acme, make_key, client_for):
-    """Contract: docs/kv.md "Contract sections (§)", acceptance checklist row 42."""
+    """Two identical concurrent calls with one seq write once; the other gets the recorded answer."""
     if connection.vendor == "sqlite":
         pytest.skip("threads share one in-memory SQLite connection; the PostgreSQL run covers this")
     from tests.tenants.kv.helpers import Kv

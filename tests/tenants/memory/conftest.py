@@ -9,7 +9,7 @@ from tests.tenants.memory.helpers import Mem, set_volume
 
 @pytest.fixture
 def mem(acme, make_key, client_for) -> Mem:
-    """An agent key of acme with approval off (the checklist's default)."""
+    """An agent key of acme with approval off, so its writes apply at once (new tenants stage them)."""
     set_volume(acme, approval="off")
     return Mem(client_for(make_key(acme, "agent")[1]))
 

@@ -1,4 +1,5 @@
-"""Acceptance rows 1-26 and 49: the write actions through REST and the tool endpoint."""
+"""The write actions through REST and the tool endpoint (docs/memory-files.md "Using it from an agent" and
+"Decisions the specification leaves open"): add, replace, remove, batches, limits, the retry cap."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def details(response):
 
 
 def test_add_reports_usage_without_echoing_entries(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 1."""
+    """add answers success, usage and a do-not-resend note, never the entries."""
     response = mem.add("memory", "Project uses Bun and Nx")
     assert response.status_code == 200
     assert response.json() == {"success": True, "done": True, "target": "memory", "message": "Saved a new entry.",
@@ -21,13 +22,13 @@ def test_add_reports_usage_without_echoing_entries(mem):
 
 
 def test_content_is_trimmed(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 2."""
+    """Content is trimmed before it is stored and counted."""
     assert mem.add("user", "  likes tabs \n").json()["usage"] == "0% — 10/1,375 chars"
     assert mem.entries("user") == ["likes tabs"]
 
 
 def test_a_duplicate_add_changes_nothing(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 3."""
+    """Adding an exact duplicate succeeds and changes nothing."""
     mem.add("user", "likes tabs")
     again = mem.add("user", "likes tabs").json()
     assert again["success"] is True and again["message"] == "That exact entry is already stored; nothing changed."
@@ -35,7 +36,7 @@ def test_a_duplicate_add_changes_nothing(mem):
 
 
 def test_blank_content_is_refused_with_current_state(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 4."""
+    """Blank or missing content is CONTENT_EMPTY, with the current entries and usage."""
     mem.add("memory", "kept")
     for body in [{"action": "add", "content": "   "}, {"action": "add"}]:
         response = mem.post("memory", body)
@@ -46,7 +47,8 @@ def test_blank_content_is_refused_with_current_state(mem):
 
 
 def test_usage_reaches_the_limit_and_then_add_is_over_limit_or_entry_too_long(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 5-8."""
+    """Usage can reach 100%; past it add is OVER_LIMIT, and an entry longer than the whole store is
+    ENTRY_TOO_LONG, each with a message telling the model what to do."""
     set_volume(acme, memory_limit=50)
     assert mem.add("memory", "a" * 20).json()["usage"] == "40% — 20/50 chars"
     assert mem.add("memory", "b" * 27).json()["usage"] == "100% — 50/50 chars"
@@ -63,7 +65,8 @@ def test_usage_reaches_the_limit_and_then_add_is_over_limit_or_entry_too_long(me
 
 
 def test_replace_and_remove_match_one_entry_exactly(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 9-13."""
+    """replace and remove match a substring of exactly one entry, case-sensitively: several distinct matches are
+    AMBIGUOUS_MATCH, none is NO_MATCH, identical duplicates take the first."""
     mem.add("memory", "Project A uses Postgres")
     mem.add("memory", "Project B uses Postgres")
     ambiguous = mem.replace("memory", "Postgres", "x")
@@ -84,7 +87,7 @@ def test_replace_and_remove_match_one_entry_exactly(mem, acme):
 
 
 def test_replace_refuses_blank_text_missing_old_text_and_overflow(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 14 and 15."""
+    """replace refuses blank text (use remove), a missing old_text, and a result over the limit."""
     mem.add("memory", "entry")
     blank = mem.replace("memory", "entry", "")
     assert error_of(blank)["code"] == "CONTENT_EMPTY" and "'remove'" in error_of(blank)["message"]
@@ -103,7 +106,7 @@ def test_replace_refuses_blank_text_missing_old_text_and_overflow(mem, acme):
 
 
 def test_a_batch_checks_the_limit_on_the_result_only(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 16."""
+    """A batch checks the limit on its final result only, and is one version."""
     set_volume(acme, memory_limit=30)
     seed(acme, "memory", ["a" * 10, "b" * 10])
     response = mem.batch("memory", [{"action": "add", "content": "c" * 10}, {"action": "remove", "old_text": "aaaa"}])
@@ -115,7 +118,7 @@ def test_a_batch_checks_the_limit_on_the_result_only(mem, acme):
 
 
 def test_batches_are_all_or_nothing(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 17-21."""
+    """A batch is all or nothing: a failing step names its index and nothing takes effect."""
     failed = mem.batch("memory", [{"action": "add", "content": "x"}, {"action": "remove", "old_text": "zzz"}])
     assert error_of(failed)["code"] == "NO_MATCH" and details(failed)["operation_index"] == 2
     assert error_of(failed)["message"].startswith("Step 2 (remove): ")
@@ -137,7 +140,7 @@ def test_batches_are_all_or_nothing(mem, acme):
 
 
 def test_the_tool_answers_bad_targets_and_actions_as_results(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 22."""
+    """The tool answers a bad target or an unknown action as a tool result; a null target means memory."""
     bad = mem.tool({"action": "add", "target": "profile", "content": "x"})
     assert bad.status_code == 200 and bad.json()["code"] == "INVALID_TARGET" and bad.json()["success"] is False
     assert mem.tool({"action": "add", "target": None, "content": "note"}).json()["success"] is True
@@ -147,7 +150,8 @@ def test_the_tool_answers_bad_targets_and_actions_as_results(mem):
 
 
 def test_the_separator_line_is_refused_and_chars_are_code_points(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist rows 23-25."""
+    """A line holding only the entry divider is SEPARATOR_IN_CONTENT; a divider inside a line is text, and
+    characters are counted as code points."""
     for content in ["first\n§\nsecond", "note\n§"]:
         assert error_of(mem.add("memory", content))["code"] == "SEPARATOR_IN_CONTENT"
     mem.add("memory", "Section § 5 applies\nline two")
@@ -156,7 +160,7 @@ def test_the_separator_line_is_refused_and_chars_are_code_points(mem):
 
 
 def test_over_a_lowered_limit_only_shrinking_writes_succeed(mem, acme):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 26."""
+    """Over a lowered limit only writes that shrink the store succeed."""
     seed(acme, "memory", ["a" * 20, "b" * 17])
     set_volume(acme, memory_limit=30)
     assert error_of(mem.add("memory", "z"))["code"] == "OVER_LIMIT"
@@ -165,7 +169,7 @@ def test_over_a_lowered_limit_only_shrinking_writes_succeed(mem, acme):
 
 
 def test_the_retry_cap_counts_failures_per_turn(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 49."""
+    """The retry cap: the fourth failure in one turn is RETRY_LIMIT (done for the tool, 429 over REST)."""
     headers = {"X-Memoryhub-Session": "00000000-0000-0000-0000-000000000001", "X-Memoryhub-Turn": "t1"}
     from memoryhub.actors import Actor
     from tenants.memory.sessions import session_create
@@ -186,7 +190,7 @@ def test_the_retry_cap_counts_failures_per_turn(mem):
 
 
 def test_tool_errors_are_200_and_rest_errors_use_status(mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 56."""
+    """Tool errors are 200 results; REST errors use their HTTP status."""
     via_tool = mem.tool({"action": "replace", "target": "memory", "old_text": "nope", "content": "x"})
     assert via_tool.status_code == 200 and via_tool.json()["code"] == "NO_MATCH"
     via_rest = mem.replace("memory", "nope", "x")

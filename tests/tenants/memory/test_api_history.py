@@ -1,4 +1,4 @@
-"""History, undo (row 55) and tenant settings for memory files."""
+"""History, undo and tenant settings for memory files (docs/memory-files.md "Using it from an agent")."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from tests.conftest import error_of
 
 
 def test_undo_restores_a_version_as_a_new_human_version(mem, reviewer_mem):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 55."""
+    """undo restores a version as a new human version; undoing to the current state adds none."""
     for text in ["one", "two", "three"]:
         mem.add("memory", text)
     response = reviewer_mem.client.post("/api/v1/memory/memory/undo", {"version": 1}, format="json")

@@ -28,7 +28,7 @@ def _postgres_only() -> None:
 
 
 def test_thirty_two_concurrent_adds_from_four_processes_all_land(acme, make_key):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 50."""
+    """Thirty-two concurrent adds from four processes all land, one version each."""
     set_volume(acme, approval="off")
     _, raw = make_key(acme, "agent")
     env = {**os.environ, "DATABASE_URL": _test_database_url(), "ALLOWED_HOSTS": "testserver"}
@@ -46,7 +46,7 @@ def test_thirty_two_concurrent_adds_from_four_processes_all_land(acme, make_key)
 
 
 def test_a_locked_tenant_does_not_block_another(acme, globex, make_key, client_for):
-    """Contract: docs/memory-files.md "Contract sections (§)", acceptance checklist row 51."""
+    """One tenant's lock never blocks another tenant's writes."""
     set_volume(acme, approval="off")
     set_volume(globex, approval="off")
     b = Mem(client_for(make_key(globex, "agent")[1]))

@@ -1,5 +1,5 @@
 """Hand edits of the files on the tenant volume: detection and the two resolutions
-(spec §8, acceptance row 53)."""
+(docs/memory-files.md "How it works", files on disk)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def drifted(acme: Tenant, root: Path, data: bytes) -> MemoryVolume:
     return volume_of(acme)
 
 
-def test_acceptance_53_a_hand_edit_is_kept_backed_up_and_marked_drifted(acme, volume, root, eager,
+def test_a_hand_edit_is_kept_backed_up_and_marked_drifted(acme, volume, root, eager,
                                                                         django_capture_on_commit_callbacks):
     edited = "Project uses Bun and Nx\n§\nDeploys go through Argo".encode()
     hand_edit(root, acme, edited)
@@ -70,7 +70,7 @@ def test_a_drifted_file_is_skipped_until_resolved(acme, volume, root):
     assert len(backups(folder_of(root, acme))) == 1
 
 
-def test_acceptance_53_import_stores_the_disk_version_as_one_import_version(acme, volume, root):
+def test_import_stores_the_disk_version_as_one_import_version(acme, volume, root):
     drifted(acme, root, "Project uses Bun and Nx\r\n§\r\nDeploys go through Argo\r\n".encode())
     resolution = drift_import_disk(tenant=acme, target="memory", actor=ACTOR)
     row = MemoryVersion.objects.get(volume=volume, target="memory", number=resolution.version)
@@ -84,7 +84,7 @@ def test_acceptance_53_import_stores_the_disk_version_as_one_import_version(acme
     assert AuditEvent.objects.filter(tenant=acme, action="memory.drift.import").count() == 1
 
 
-def test_acceptance_53_overwrite_rewrites_the_file_clears_drift_and_keeps_the_backup(acme, volume, root):
+def test_overwrite_rewrites_the_file_clears_drift_and_keeps_the_backup(acme, volume, root):
     drifted(acme, root, b"hand edit")
     add(acme, "CI runs on GitHub Actions")
     resolution = drift_overwrite_disk(tenant=acme, target="memory", actor=ACTOR)

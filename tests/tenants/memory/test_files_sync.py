@@ -1,4 +1,4 @@
-"""Projecting the stores onto the tenant volume (spec §8, acceptance row 52)."""
+"""Projecting the stores onto the tenant volume (docs/memory-files.md "How it works", files on disk)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def volume(acme: Tenant) -> MemoryVolume:
     return approval_off(acme)
 
 
-def test_acceptance_52_the_file_holds_the_joined_entries_without_a_trailing_newline(acme, volume, root):
+def test_the_file_holds_the_joined_entries_without_a_trailing_newline(acme, volume, root):
     add(acme, "Project uses Bun and Nx")
     add(acme, "Section § 5 applies\nline two")
     assert files_sync(volume.pk) == {"memory": "written", "user": "written"}
@@ -107,8 +107,7 @@ def test_a_memoryhub_key_in_a_persons_write_never_reaches_the_file(acme, volume,
 
     raw = ApiKey.new_raw_key()[1]
     request = rules.parse_request({"action": "add", "content": f"Agent key {raw} is for the nightly job"}, "user")
-    outcome = memory_write(tenant=acme, request=request, origin="human", actor=Actor.system("alice"))
-    assert outcome.error is None
+    memory_write(tenant=acme, request=request, origin="human", actor=Actor.system("alice"))  # a refusal raises
     assert volume_of(acme).user_entries == ["Agent key ***REDACTED*** is for the nightly job"]
     files_sync(volume.pk)
     data = (folder_of(root, acme) / "USER.md").read_text(encoding="utf-8")

@@ -135,12 +135,12 @@ def test_health_lists_database_redis_and_worker(carol, client):
 
 
 def test_a_pending_purge_is_announced(alice, carol, acme, client):
+    from atoms.api.purge import answer_purge
     from atoms.principal import Principal
-    from atoms.services.purge import atoms_purge
     from tests.atoms.ui.tools_helpers import write
 
     atom_id, _ = write(acme, "Something to erase.")
-    atoms_purge(caller=Principal.for_person(acme, "alice"), body={"atomId": atom_id, "options": {"maxWork": 0}})
+    answer_purge(Principal.for_person(acme, "alice"), {"atomId": atom_id, "options": {"maxWork": 0}})
     client.force_login(alice)
     html = client.get("/t/acme/").content.decode()
     assert 'data-testid="purge-banner"' in html and f'href="/t/acme/atoms/{atom_id}/purge/progress"' in html

@@ -45,6 +45,13 @@ def test_an_htmx_create_answers_with_the_partial(alice, client):
     assert b'id="key-panel"' in response.content and b"<html" not in response.content
 
 
+def test_the_read_only_box_makes_a_read_only_key(alice, client):
+    client.force_login(alice)
+    client.post("/t/acme/keys/", {"kind": "ingest", "name": "reader", "read_only": "on"})
+    client.post("/t/acme/keys/", {"kind": "ingest", "name": "writer"})
+    assert dict(ApiKey.objects.values_list("name", "read_only")) == {"reader": True, "writer": False}
+
+
 def test_a_bad_key_spec_re_renders_with_errors(alice, client):
     client.force_login(alice)
     response = client.post("/t/acme/keys/", {"kind": "agent", "agents": "Not Valid"}, headers={"HX-Request": "true"})

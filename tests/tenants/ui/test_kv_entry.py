@@ -200,6 +200,17 @@ def test_an_edit_without_a_version_is_refused(bob, client, support, put):
     assert stored(support).version == 1
 
 
+@pytest.mark.parametrize("version", ["", "one", "1.0"])
+def test_an_edit_or_delete_with_a_garbled_version_is_refused(bob, client, support, put, version):
+    put(support, "k", 1)
+    client.force_login(bob)
+    edited = client.post(entry_url("k", "edit"), {"value": "2", "version": version}, headers=HX)
+    assert edited.status_code == 200 and b"The form lost the version it was loaded at" in edited.content
+    deleted = client.post(entry_url("k", "delete"), {"version": version}, headers=HX)
+    assert deleted.status_code == 200 and b"The form lost the key&#x27;s version" in deleted.content
+    assert stored(support).version == 1
+
+
 def test_a_reviewer_deletes_a_key_at_its_version(bob, client, support, put):
     put(support, "k", 1)
     put(support, "other", 1)

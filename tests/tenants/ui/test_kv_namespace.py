@@ -142,6 +142,14 @@ def test_a_wrong_confirmation_deletes_nothing(bob, client, support, put, typed):
     assert kv_get(agent=support, namespace="default", key="a") is not None
 
 
+def test_spaces_around_the_typed_name_are_ignored(bob, client, support, put):
+    put(support, "a", 1)
+    client.force_login(bob)
+    response = client.post(f"{URL}clear", {"confirm": "  default\n"}, headers=HX)
+    assert b"Cleared default: 1 key deleted." in response.content
+    assert kv_get(agent=support, namespace="default", key="a") is None
+
+
 def test_viewers_see_no_clear_form_and_get_403_when_clearing(carol, client, support, put):
     put(support, "a", 1)
     client.force_login(carol)

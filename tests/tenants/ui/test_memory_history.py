@@ -40,7 +40,7 @@ def test_duplicates_and_reorders_are_diffed_as_such(carol, client, acme):
 
 def test_an_approved_write_shows_its_origin_author_and_approver(bob, carol, client, acme):
     item = stage(acme, {"action": "add", "content": "Project uses Bun"})
-    assert pending_approve(tenant=acme, pending_id=item.public_id, reviewer=Actor.for_user(bob)).error is None
+    pending_approve(tenant=acme, pending_id=item.public_id, reviewer=Actor.for_user(bob))
     client.force_login(carol)
     html = client.get(HISTORY).content.decode()
     assert '<dd data-testid="origin">foreground</dd>' in html
@@ -98,6 +98,16 @@ def test_a_refused_restore_is_explained_inline(bob, client, acme):
     bad = client.post(RESTORE, {"version": "-1"}, headers=HX)
     assert b"No version given; nothing was restored." in bad.content
     assert entries_of(acme) == ["clean"]
+
+
+def test_a_restore_without_a_usable_version_restores_nothing(bob, client, acme):
+    seed(acme, "memory", ["A"])
+    seed(acme, "memory", ["B"])
+    client.force_login(bob)
+    for posted in [{}, {"version": ""}, {"version": "one"}, {"version": "1.0"}]:
+        response = client.post(RESTORE, {**posted, "reason": "tampered"}, headers=HX)
+        assert response.status_code == 200 and b"No version given; nothing was restored." in response.content
+    assert entries_of(acme) == ["B"]
 
 
 def test_viewers_read_the_history_but_get_403_on_restore(carol, client, acme):

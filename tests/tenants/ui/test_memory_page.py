@@ -177,7 +177,7 @@ def test_a_refused_edit_keeps_the_editor_open_with_the_error(bob, client, acme, 
     assert entries_of(acme) == ["original"]
 
 
-def test_row_33_an_edit_posted_with_an_outdated_version_shows_a_conflict_and_changes_nothing(bob, client, acme):
+def test_an_edit_posted_with_an_outdated_version_shows_a_conflict_and_changes_nothing(bob, client, acme):
     seed(acme, "memory", ["User prefers dark mode"])
     client.force_login(bob)
     editor = client.get(f"{EDIT}?index=0&version=1", headers=HX)
@@ -238,6 +238,18 @@ def test_a_remove_with_an_index_past_the_end_is_a_conflict(bob, client, acme):
     client.force_login(bob)
     response = client.post(REMOVE, {"index": "5", "version": "1"}, headers=HX)
     assert b"Nothing was deleted." in response.content
+    assert entries_of(acme) == ["A"]
+
+
+@pytest.mark.parametrize("index", [None, "", "first", "1.0"])
+def test_an_edit_or_remove_without_a_usable_index_is_a_conflict(bob, client, acme, index):
+    seed(acme, "memory", ["A"])
+    client.force_login(bob)
+    extra = {} if index is None else {"index": index}
+    edited = client.post(EDIT, {"version": "1", "content": "B", **extra}, headers=HX)
+    assert edited.status_code == 200 and b"Your edit was not saved." in edited.content
+    removed = client.post(REMOVE, {"version": "1", **extra}, headers=HX)
+    assert removed.status_code == 200 and b"Nothing was deleted." in removed.content
     assert entries_of(acme) == ["A"]
 
 

@@ -190,6 +190,15 @@ def test_approve_all_can_be_limited_to_one_store(bob, client, acme):
     assert response.context_data["target"] == "user"
 
 
+def test_approve_all_with_an_unknown_store_approves_every_store(bob, client, acme):
+    stage(acme, {"action": "add", "content": "memory fact"})
+    stage(acme, {"action": "add", "content": "user fact"}, target="user")
+    client.force_login(bob)
+    response = client.post(page_url(rest="pending/approve-all"), {"target": "both"}, headers=HX)
+    assert b"Approved 2 items." in response.content
+    assert entries_of(acme, "user") == ["user fact"] and entries_of(acme) == ["memory fact"]
+
+
 def test_viewers_get_403_on_every_review_action(carol, client, acme):
     item = stage(acme, {"action": "add", "content": "x"})
     client.force_login(carol)

@@ -116,6 +116,14 @@ def test_a_selection_larger_than_a_page_is_refused(bob, client, acme):
     assert statuses(item) == ["pending"]
 
 
+def test_an_item_selected_twice_is_decided_once(bob, client, acme):
+    item = stage(acme, {"action": "add", "content": "one fact"})
+    client.force_login(bob)
+    response = client.post(BULK, {"decision": "approve", "ids": [item.public_id, item.public_id]}, headers=HX)
+    assert f"Approved 1 item: #{item.public_id}.".encode() in response.content
+    assert entries_of(acme) == ["one fact"] and statuses(item) == ["approved"]
+
+
 def test_without_htmx_the_whole_page_answers_and_the_filter_is_kept(bob, client, acme):
     item = stage(acme, {"action": "add", "content": "user fact"}, target="user")
     client.force_login(bob)

@@ -5,7 +5,10 @@ the text written for models."""
 
 from __future__ import annotations
 
+import pytest
+
 from tenants.memory.approval import pending_approve
+from tenants.memory.rules import MemoryRuleError
 from tests.tenants.ui.memory_helpers import AGENT, HX, entries_of, page_url, seed, set_volume, stage
 
 FOR_MODELS = "In this turn"
@@ -38,7 +41,8 @@ def test_an_approval_over_the_cap_says_how_many_characters_are_too_many(bob, cli
 def test_the_last_error_on_the_card_is_worded_the_same_way(carol, client, acme):
     item = staged_over_the_cap(acme)
     # A refusal recorded by the API (or by anyone earlier): the card shows it to every reader.
-    assert pending_approve(tenant=acme, pending_id=item.public_id, reviewer=AGENT).error is not None
+    with pytest.raises(MemoryRuleError):
+        pending_approve(tenant=acme, pending_id=item.public_id, reviewer=AGENT)
     client.force_login(carol)
     html = client.get(page_url(rest="pending/")).content.decode()
     assert 'data-testid="last-error">Last error: With this write, MEMORY.md would hold 54 of its 50' in html
