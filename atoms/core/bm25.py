@@ -45,25 +45,43 @@ class Statistics:
         return math.log(1.0 + (self.docs - n + 0.5) / (n + 0.5))
 
 
+class LexicalQuery:
+    """lexical(s, ·) for one signal text: the idf of each term and Σ idf·(k1+1) depend only on
+    s and the statistics, so they are computed once for all the candidates it scores (the
+    same operations in the same order as `lexical`, hence the same floats)."""
+
+    __slots__ = ("avgdl", "ceiling", "idfs", "terms")
+
+    def __init__(self, terms: Sequence[str], stats: Statistics) -> None:
+        self.terms = list(terms)
+        self.idfs = [stats.idf(term) for term in self.terms]
+        self.avgdl = stats.avgdl
+        ceiling = 0.0
+        for idf in self.idfs:
+            ceiling += idf * (K1 + 1.0)
+        self.ceiling = ceiling
+
+    def score(self, counts: Mapping[str, int], length: int) -> float:
+        """lexical(s, x) for x's term `counts` and `length`."""
+        if not self.terms:
+            return 0.0
+        avgdl = self.avgdl
+        # |x| / avgdl when the statistics know nothing (an empty corpus): treat x as average.
+        ratio = length / avgdl if avgdl > 0 else 1.0
+        norm = K1 * (1.0 - B + B * ratio)
+        score = 0.0
+        for term, idf in zip(self.terms, self.idfs, strict=True):
+            tf = counts.get(term, 0)
+            if tf:
+                score += idf * tf * (K1 + 1.0) / (tf + norm)
+        if self.ceiling <= 0.0:
+            return 0.0
+        return score / self.ceiling
+
+
 def lexical(terms: Sequence[str], stats: Statistics, counts: Mapping[str, int], length: int) -> float:
     """lexical(s, x) for the distinct query `terms` of s and x's term `counts` and `length`."""
-    if not terms:
-        return 0.0
-    avgdl = stats.avgdl
-    # |x| / avgdl when the statistics know nothing (an empty corpus): treat x as average.
-    ratio = length / avgdl if avgdl > 0 else 1.0
-    norm = K1 * (1.0 - B + B * ratio)
-    score = 0.0
-    ceiling = 0.0
-    for term in terms:
-        idf = stats.idf(term)
-        ceiling += idf * (K1 + 1.0)
-        tf = counts.get(term, 0)
-        if tf:
-            score += idf * tf * (K1 + 1.0) / (tf + norm)
-    if ceiling <= 0.0:
-        return 0.0
-    return score / ceiling
+    return LexicalQuery(terms, stats).score(counts, length)
 
 
 # Terms longer than this many UTF-8 bytes are stored as a digest: every key then fits one

@@ -53,6 +53,8 @@ def _join_pairs(text: str) -> str:
 
 def canonical_string(text: str) -> str:
     """`text` as a JSON string literal, exactly as JSON.stringify prints it."""
+    if _NEEDS_ESCAPE.search(text) is None:  # most strings: nothing to escape, no surrogate to join
+        return '"' + text + '"'
     text = _join_pairs(text)
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
 
@@ -109,7 +111,12 @@ def _format_ecmascript(digits: str, n: int) -> str:
 
 
 def _write(value: Any, out: list[str], omit_none: bool, path: set[int]) -> None:
-    if value is None:
+    kind = type(value)
+    if kind is str:  # the common cases first, by exact type (a bool is an int)
+        out.append(canonical_string(value))
+    elif kind is dict or kind is list:
+        _write_container(value, out, omit_none, path)
+    elif value is None:
         out.append("null")
     elif value is True:
         out.append("true")
@@ -125,6 +132,26 @@ def _write(value: Any, out: list[str], omit_none: bool, path: set[int]) -> None:
         raise TypeError(f"{type(value).__name__} has no canonical JSON form")
 
 
+def _entries(value: dict[Any, Any], omit_none: bool) -> dict[str, Any]:
+    """The members of an object as printed: keys checked and joined, None dropped on request."""
+    if all(type(key) is str and key.isascii() for key in value):
+        # Distinct ASCII keys stay distinct and need no joining.
+        return value if not omit_none else {key: item for key, item in value.items() if item is not None}
+    entries: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"object keys must be str, not {type(key).__name__}")
+        if item is None and omit_none:
+            continue
+        # A surrogate pair spelled as two code points is one JavaScript character, so
+        # joining them can make two Python keys one JavaScript key (an ASCII key has none).
+        joined = key if key.isascii() else _join_pairs(key)
+        if joined in entries:
+            raise ValueError(f"two keys print as {canonical_string(joined)}")
+        entries[joined] = item
+    return entries
+
+
 def _write_container(value: dict[Any, Any] | list[Any] | tuple[Any, ...], out: list[str], omit_none: bool,
                      path: set[int]) -> None:
     # Only the containers on the current path count: a shared (acyclic) sub-object is fine.
@@ -133,31 +160,24 @@ def _write_container(value: dict[Any, Any] | list[Any] | tuple[Any, ...], out: l
         raise ValueError("canonical JSON cannot contain a cycle")
     path.add(marker)
     if isinstance(value, dict):
-        entries: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"object keys must be str, not {type(key).__name__}")
-            if item is None and omit_none:
-                continue
-            # A surrogate pair spelled as two code points is one JavaScript character, so
-            # joining them can make two Python keys one JavaScript key.
-            joined = _join_pairs(key)
-            if joined in entries:
-                raise ValueError(f"two keys print as {canonical_string(joined)}")
-            entries[joined] = item
+        entries = _entries(value, omit_none)
         out.append("{")
-        for index, key in enumerate(sorted(entries)):  # str order is code point order
-            if index:
+        first = True
+        for key in sorted(entries):  # str order is code point order
+            if not first:
                 out.append(",")
+            first = False
             out.append(canonical_string(key))
             out.append(":")
             _write(entries[key], out, omit_none, path)
         out.append("}")
     else:
         out.append("[")
-        for index, item in enumerate(value):
-            if index:
+        first = True
+        for item in value:
+            if not first:
                 out.append(",")
+            first = False
             _write(item, out, omit_none, path)
         out.append("]")
     path.discard(marker)

@@ -297,6 +297,8 @@ def select(
         return _Packing(layout=layout, class_of=class_of, weight=weight, alone=alone)
 
     token_budget, size_budget = budget.token_budget, budget.size_budget
+    # Every closure priced on its own, once (a tuple's hash is not cached: looked up by root).
+    alone_of = {root: fresh()._alone(members[root]) for root in roots}
 
     def feasible(trial: _Trial) -> bool:
         return trial.cost <= token_budget and trial.count <= size_budget and trial.text_bytes <= budget.max_bytes
@@ -316,13 +318,23 @@ def select(
         baseline_complete = True
         for root in roots:
             meter.charge(len(members[root]))
+            lone = alone_of[root]
+            if lone is not None:
+                # `trial` on ∅ takes the additive path: the set is the closure priced alone, and
+                # committing it would give exactly this candidate.
+                if (frame_cost(len(lone.new), lone.plain, 0, 0) <= token_budget and len(lone.new) <= size_budget
+                        and lone.text_bytes <= budget.max_bytes):
+                    candidates.append(_Candidate(utility=math.fsum(lone.classes.values()),
+                                                 cost=frame_cost(len(lone.new), lone.plain, 0, 0),
+                                                 ids=tuple(sorted(lone.new))))
+                continue
             single = fresh()
             trial = single.trial(members[root])
             if feasible(trial):
                 single.commit(trial)
                 candidates.append(_candidate(single))
         greedy = fresh()
-        _greedy(greedy, roots, members, meter, feasible, budget)
+        _greedy(greedy, roots, members, alone_of, meter, feasible, budget)
         complete = True
     except _OutOfWork as stopped:
         deadline = stopped.deadline
@@ -337,7 +349,7 @@ def select(
     final = fresh()
     final.commit(final.trial(order))
     left_out = tuple(root for root in roots if root not in chosen)
-    solo = {root: fresh().trial(members[root]) for root in left_out}
+    solo = {root: _solo(alone_of[root]) or fresh().trial(members[root]) for root in left_out}
     oversized = [solo[root].cost for root in roots if root in solo and solo[root].cost > token_budget]
     return Selection(
         selected=tuple(order),
@@ -360,32 +372,47 @@ def select(
     )
 
 
-def _greedy(packing: _Packing, roots: Sequence[str], members: Mapping[str, tuple[str, ...]], meter: _Meter,
-            feasible: Callable[[_Trial], bool], budget: PackingBudget) -> None:
+def _solo(lone: _Trial | None) -> _Trial | None:
+    """`trial` of a closure on ∅ when it takes the additive path (its `_alone` pricing exists):
+    the same cost, count and bytes, without building a packing."""
+    if lone is None:
+        return None
+    count = len(lone.new)
+    return _Trial(new=lone.new, cost=frame_cost(count, lone.plain, 0, 0), count=count, text_bytes=lone.text_bytes,
+                  delta_u=lone.delta_u, classes=lone.classes, sources=lone.sources)
+
+
+def _greedy(packing: _Packing, roots: Sequence[str], members: Mapping[str, tuple[str, ...]],
+            alone_of: Mapping[str, _Trial | None], meter: _Meter, feasible: Callable[[_Trial], bool],
+            budget: PackingBudget) -> None:
     """Grow `packing` from ∅ by the best ratio ΔU / max(1, Δtokens) until nothing fits.
 
     Most tentative sets take `_Packing.trial`'s additive path; for those the sums are
     computed here without building a _Trial (a read prices hundreds per page), and the
-    winner's _Trial is built once, by `trial`, from the same sums."""
+    winner's _Trial is built once, by `trial`, from the same sums. `alone_of` holds each
+    root's `_alone` pricing."""
     token_budget, size_budget, max_bytes = budget.token_budget, budget.size_budget, budget.max_bytes
+    charge = meter.charge
     while True:
         best_root: str | None = None
         best_key: tuple[float, float, int, str] | None = None
         current = packing.cost
         ids, sources = packing.ids, packing.sources
+        quoted = sources.keys()
         base_count, base_units = len(ids), packing.plain_bytes + packing.extra_units
+        entry_count, entry_bytes, base_bytes = packing.entry_count, packing.entry_bytes, packing.text_bytes
         for root in roots:
             closure = members[root]
-            if packing.covers(closure):
+            if ids.issuperset(closure):
                 continue  # not a tentative evaluation: nothing would change
-            meter.charge(len(closure))
-            alone = packing._alone(closure)
-            if alone is not None and ids.isdisjoint(closure) and sources.keys().isdisjoint(alone.sources):
+            charge(len(closure))
+            alone = alone_of[root]
+            if alone is not None and ids.isdisjoint(closure) and quoted.isdisjoint(alone.sources):
                 # `trial`'s additive path, as sums.
                 count = base_count + len(alone.new)
-                cost = frame_cost(count, base_units + alone.plain, packing.entry_count, packing.entry_bytes)
+                cost = frame_cost(count, base_units + alone.plain, entry_count, entry_bytes)
                 delta_u = alone.delta_u
-                if (cost > token_budget or count > size_budget or packing.text_bytes + alone.text_bytes > max_bytes
+                if (cost > token_budget or count > size_budget or base_bytes + alone.text_bytes > max_bytes
                         or delta_u < 0):
                     continue
             else:

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db import connection
+from django.db.models import Max
 from django.utils.module_loading import import_string
 
 from atoms.config import DEFAULT_MODEL
@@ -110,24 +111,52 @@ def use_values(tenant: Tenant, subject: str, policies: Iterable[str], revision_i
 
 def use_snapshot(tenant: Tenant, subject: str, policies: Iterable[str], revision_ids: Iterable[str], now: int,
                  *, model: AvailabilityModel) -> tuple[int, dict[str, float]]:
-    """`evaluated_at` and `use_values` together, as read and search need them, in two
-    queries whatever the number of revisions: one aggregate for the largest updatedAt and
-    the rows of another model id, one load of the rows asked for (skipped when the subject
-    holds no state in these policies)."""
+    """`evaluated_at` and `use_values` together, as read and search need them, in one query
+    whatever the number of revisions: the largest updatedAt and the count of rows of another
+    model id, with the rows asked for (none when the subject holds no state in these
+    policies). Plain SQL: each statement is a round trip, and compiling the aggregate cost
+    more CPU than running it (docs/atoms.md "Read path costs")."""
     policies = list(policies)
-    figures = _states(tenant, subject, policies).aggregate(
-        latest=Max("updated_at"), foreign=Count("id", filter=~Q(model_id=model.id)))
-    if figures["foreign"]:
-        raise state_invalidated()
-    at = now if figures["latest"] is None else max(now, int(figures["latest"]))
     wanted = list(dict.fromkeys(revision_ids))
-    stored: dict[str, Any] = {}
-    if figures["latest"] is not None:  # the subject holds no state in these policies otherwise
-        # One IN list: the graph holds at most maxNodes (≤ 10,000) revisions, within the
-        # host-parameter limit of SQLite ≥ 3.32 (32,766) and of PostgreSQL.
-        stored.update(_states(tenant, subject, policies).filter(revision_id__in=wanted)
-                      .values_list("revision_id", "state"))
+    latest, foreign, stored = _use_rows(tenant, subject, policies, model.id, wanted) if policies else (None, 0, {})
+    if foreign:
+        raise state_invalidated()
+    at = now if latest is None else max(now, int(latest))
     try:
         return at, {revision_id: call_value(model, stored.get(revision_id), at) for revision_id in wanted}
     except ModelError as exc:
         raise from_core(exc) from exc
+
+
+def _use_rows(tenant: Tenant, subject: str, policies: list[str], model_id: str, wanted: list[str]
+              ) -> tuple[int | None, int, dict[str, Any]]:
+    """(largest updated_at or None, rows of another model id, {revision id: state} of `wanted`)
+    in one statement. One IN list: the graph holds at most maxNodes (≤ 10,000) revisions,
+    within the host-parameter limit of SQLite ≥ 3.32 (32,766) and of PostgreSQL. The
+    aggregate branch comes first and types the columns the rows branch leaves NULL."""
+    table = connection.ops.quote_name(UseState._meta.db_table)
+    where = f"tenant_id = %s AND subject = %s AND policy IN ({', '.join(['%s'] * len(policies))})"
+    scope = [tenant.pk, subject, *policies]
+    sql = (f"SELECT NULL, NULL, MAX(updated_at), COUNT(CASE WHEN model_id <> %s THEN 1 END) "  # noqa: S608
+           f"FROM {table} WHERE {where}")
+    params: list[Any] = [model_id, *scope]
+    if wanted:
+        sql += (f" UNION ALL SELECT revision_id, state, NULL, NULL FROM {table} "  # noqa: S608
+                f"WHERE {where} AND revision_id IN ({', '.join(['%s'] * len(wanted))})")
+        params += [*scope, *wanted]
+    field = UseState._meta.get_field("state")
+    column = field.get_col(UseState._meta.db_table)
+    converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+    latest: int | None = None
+    foreign = 0
+    stored: dict[str, Any] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for revision_id, state, most, count in cursor.fetchall():
+            if revision_id is None:
+                latest, foreign = most, count or 0
+                continue
+            for converter in converters:
+                state = converter(state, column, connection)
+            stored[revision_id] = state
+    return latest, foreign, stored

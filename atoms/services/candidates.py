@@ -19,10 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection
+
 from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
 from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from atoms.services.hits import Hits
+from atoms.services.rows import revision_columns, select_revisions
 from tenants.models import Tenant
 
 # Signal texts that query the channels (every text still counts in m).
@@ -83,24 +86,40 @@ def _marks(values: Sequence[Any]) -> str:
 
 
 def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str]) -> Statistics:
-    """ΣN, ΣL and Σn_t over `policies` for these term keys: two queries for up to
-    STATISTICS_CHUNK terms."""
+    """ΣN, ΣL and Σn_t over `policies` for these term keys: one query for up to
+    STATISTICS_CHUNK terms, the corpus totals riding along with the first chunk's terms
+    (each statement costs a PostgreSQL round trip; docs/atoms.md "Read path costs")."""
     if not policies:
         return Statistics(docs=0, length=0)
-    totals = LexicalCorpus.objects.filter(tenant_id=tenant_id, policy__in=list(policies)).values_list("docs", "length")
-    docs = length = 0
-    for d, n in totals:
-        docs += d
-        length += n
-    df: dict[str, int] = {}
+    policies = list(policies)
     terms = list(terms)
+    corpus = connection.ops.quote_name(LexicalCorpus._meta.db_table)
+    term_table = connection.ops.quote_name(LexicalTerm._meta.db_table)
+    docs = length = 0
+    df: dict[str, int] = {}
     # Chunks keep every statement far below the databases' parameter limits (a long text can
-    # have tens of thousands of terms); a normal request is one chunk.
-    for start in range(0, len(terms), STATISTICS_CHUNK):
-        rows = LexicalTerm.objects.filter(tenant_id=tenant_id, policy__in=list(policies),
-                                          term__in=terms[start:start + STATISTICS_CHUNK])
-        for term, count in rows.values_list("term", "docs"):
-            df[term] = df.get(term, 0) + count
+    # have tens of thousands of terms); a normal request is one chunk. NULL takes the term
+    # column's type on both databases.
+    with connection.cursor() as cursor:
+        for start in range(0, max(1, len(terms)), STATISTICS_CHUNK):
+            chunk = terms[start:start + STATISTICS_CHUNK]
+            parts: list[str] = []
+            params: list[Any] = []
+            if start == 0:
+                parts.append(f"SELECT NULL, docs, length FROM {corpus} "  # noqa: S608
+                             f"WHERE tenant_id = %s AND policy IN ({_marks(policies)})")
+                params += [tenant_id, *policies]
+            if chunk:
+                parts.append(f"SELECT term, docs, 0 FROM {term_table} "  # noqa: S608
+                             f"WHERE tenant_id = %s AND policy IN ({_marks(policies)}) AND term IN ({_marks(chunk)})")
+                params += [tenant_id, *policies, *chunk]
+            cursor.execute(" UNION ALL ".join(parts), params)
+            for term, count, total in cursor.fetchall():
+                if term is None:
+                    docs += count
+                    length += total
+                else:
+                    df[term] = df.get(term, 0) + count
     return Statistics(docs=docs, length=length, df=df)
 
 
@@ -135,14 +154,14 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
     score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
     # rows of the same snapshot (docs/atoms.md "Read path costs").
-    sql = (f"SELECT r.* FROM ("  # noqa: S608 - constants and %s placeholders only
+    sql = (f"SELECT {revision_columns('r')} FROM ("  # noqa: S608 - constants and %s placeholders only
            f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
            f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
            f"GROUP BY p.atom_id, p.revision_id) h "
            f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
            f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
     params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies, k]
-    rows = list(Revision.objects.raw(sql, params))
+    rows = select_revisions(sql, params)
     return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped,
                 rows={r.id: r for r in rows})
 
@@ -162,14 +181,14 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    sql = (f"SELECT r.* FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id "  # noqa: S608
+    sql = (f"SELECT {revision_columns('r')} FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id "  # noqa: S608
            f"ORDER BY (h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
     params: list[Any] = []
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
     # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
     params += [K1 * (1.0 - B), K1 * B / avgdl, k]
-    rows = list(Revision.objects.raw(sql, params))
+    rows = select_revisions(sql, params)
     return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped, approximate=True,
                 rows={r.id: r for r in rows})
 

@@ -32,10 +32,12 @@ from atoms.principal import Binding
 from atoms.services.barrier import open_store
 from atoms.services.budget import check_deadline
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
+from atoms.services.links import GraphLinks
 from atoms.services.read_nodes import NodeBuilder
 from atoms.services.read_options import ReadOptions, options_as_sent
 from atoms.services.recall_graph import recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned
+from atoms.services.rows import revisions_by_id
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.staleness import Staleness
@@ -54,6 +56,7 @@ class Frozen:
     origin: str | None  # the first page's receipt; None on the first page
     figures: dict[str, Any]
     first_page: bool
+    links: GraphLinks | None = None  # what the first page's graph acquisition read
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def _evaluate(binding: Binding, store: AtomStore, kinds: dict[str, list[str]], o
     return Frozen(roots=[(node.revision, node.activation, node.score) for node in ranked],
                   scores={r.id: score for r, score in zip(result.nodes, result.scores, strict=True)},
                   stale=result.stale, reads=result.reads, state_seq=store.seq, origin=None,
-                  figures=recall_figures(result), first_page=True)
+                  figures=recall_figures(result), first_page=True, links=result.links)
 
 
 def _expired(message: str) -> AtomError:
@@ -146,8 +149,7 @@ def _resume(binding: Binding, page: dict[str, Any]) -> Frozen:
         stale_ids = [pins[i]["revisionId"] for i in page["stale"]]
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise _expired("The cursor does not match its read.") from exc
-    found = {r.id: r for r in Revision.objects.filter(tenant=principal.tenant,
-                                                      id__in=[i for i, _, _ in rest] + stale_ids)}
+    found = revisions_by_id(principal.tenant.pk, [i for i, _, _ in rest] + stale_ids)
     # Whatever became unavailable since is blocked by its closure on this page.
     roots = [(found[i], activation, score) for i, activation, score in rest if i in found]
     policies = set(binding.read_policies)
@@ -222,7 +224,8 @@ def _diagnostics(figures: dict[str, Any], selection: Selection, stop: str, stale
 def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict[str, list[str]],
           options: ReadOptions, request: dict[str, Any], frozen: Frozen) -> ReadResult:
     principal = binding.principal
-    builder = NodeBuilder(binding, store, Staleness(principal.tenant, require_approval=store.require_approval))
+    builder = NodeBuilder(binding, store, Staleness(principal.tenant, require_approval=store.require_approval),
+                          frozen.links)
     selection = _select(frozen, options, builder)
     shown = [builder.revisions[key] for key in selection.selected]
     views = [{**builder.views[key], "score": frozen.scores.get(key, 0)} for key in selection.selected]

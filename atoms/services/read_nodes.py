@@ -25,6 +25,7 @@ from atoms.core.closure import AtomNode, BlockReason, OriginSpan, Slot
 from atoms.models import Atom, AtomStore, PurgedAtom, ReviewStatus, Revision, RevisionState, SlotMode
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
+from atoms.services.links import GraphLinks
 from atoms.services.refs import REF_LENGTH, issue_refs, stand_in_refs
 from atoms.services.staleness import Staleness
 from atoms.services.views import ViewData, Visibility
@@ -37,7 +38,8 @@ class NodeBuilder:
     closure level): closure members are acquisition reads of the receipt (docs/atoms.md "Decisions"). `views`
     holds the AtomView (without score) of every revision that can be shown."""
 
-    def __init__(self, binding: Binding, store: AtomStore, staleness: Staleness) -> None:
+    def __init__(self, binding: Binding, store: AtomStore, staleness: Staleness,
+                 links: GraphLinks | None = None) -> None:
         self.binding = binding
         self.policies = set(binding.read_policies)
         self.require_approval = store.require_approval
@@ -45,6 +47,8 @@ class NodeBuilder:
         self.tenant = binding.principal.tenant
         self.visibility = Visibility(binding.principal, binding.read_policies)
         self.data = ViewData(self.tenant)
+        if links is not None:  # the first page: graph acquisition read these in this snapshot
+            self.data.preload(links)
         self.nodes: dict[str, AtomNode] = {}
         self.revisions: dict[str, Revision] = {}
         self.views: dict[str, dict[str, Any]] = {}

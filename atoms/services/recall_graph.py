@@ -17,19 +17,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import Q
-
 from atoms.clock import now_ms
 from atoms.config import DEFAULT_WEIGHTS, RETRIEVAL
 from atoms.core.activation import ActivationGraph, BudgetExhausted, GraphNode, RelationWeight, evaluate, is_traversed
 from atoms.errors import from_core, invalid
-from atoms.models import AtomStore, ReviewStatus, Revision, RevisionState, Slot
+from atoms.models import AtomStore, ReviewStatus, Revision, RevisionState
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
 from atoms.services.candidates import Candidates, load_statistics, signal_terms, two_channel_candidates
-from atoms.services.rows import head_revisions, revisions_by_id
+from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_links
+from atoms.services.rows import revisions_by_id
 from atoms.services.scoring import Weights, seed_matches
 from atoms.services.semantic import Semantic, cosines, prepare
 from atoms.services.staleness import Staleness
@@ -105,6 +104,7 @@ class Recall:
     evaluated_at: int
     stop: Stop
     index: str = "ready"  # "pending" while a candidate lacked a valid index entry (docs/atoms.md "Semantic index")
+    links: GraphLinks = field(default_factory=GraphLinks)  # slots, origins and target heads of expanded nodes
 
     @property
     def ranked(self) -> list[RankedNode]:
@@ -148,6 +148,7 @@ class _Acquisition:
     read_ids: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)  # revision ids that cannot be nodes
     partial: bool = False
+    links: GraphLinks = field(default_factory=GraphLinks)  # what `expand` read, for read's closures
 
     def read(self, revision: Revision) -> None:
         if revision.id not in self.read_ids:
@@ -192,32 +193,32 @@ class _Acquisition:
     def expand(self, level: list[int], deadline_passed: Callable[[], bool]) -> list[int]:
         """Expand one breadth-first level in acquisition order; returns the next level.
 
-        Two queries whatever the level's size: the level's own slots together with the slots
-        of active heads that link into it, then the heads their targets name. Staleness of
-        every revision that could join is judged in bulk before the walk."""
+        One query whatever the level's size (atoms.services.links): the level's own slots with
+        their targets' heads and its origins, together with the slots of active heads that
+        link into it and those heads. All but the linkers are kept in `links`, so read's
+        closure load does not read them again. Staleness of every revision that could join is
+        judged in bulk before the walk."""
         revisions = [self.nodes[i] for i in level]
-        tenant_id = revisions[0].tenant_id
-        own_ids = {r.id for r in revisions}
-        level_atoms = {r.atom_id for r in revisions}
-        slots: dict[str, list[Slot]] = {}
-        linkers: dict[str, list[Slot]] = {}
-        rows = (Slot.objects.filter(Q(revision_id__in=own_ids)
-                                    | Q(tenant_id=tenant_id, target_atom_id__in=level_atoms,
-                                        revision__is_head=True, revision__state=RevisionState.ACTIVE))
-                .select_related("revision"))
-        for slot in rows:
-            if slot.revision_id in own_ids:
-                slots.setdefault(slot.revision_id, []).append(slot)
-            if slot.target_atom_id in level_atoms and slot.revision.is_head and slot.revision.state == RevisionState.ACTIVE:
-                linkers.setdefault(slot.target_atom_id, []).append(slot)
-        for group in slots.values():
-            group.sort(key=lambda s: s.position)
-        for group in linkers.values():
-            group.sort(key=lambda s: (s.revision.seq, s.revision_id, s.position))
-        target_atoms = {s.target_atom_id for group in slots.values() for s in group}
-        heads = head_revisions(tenant_id, target_atoms)
+        own_ids = [r.id for r in revisions]
+        links = load_links(revisions[0].tenant_id, own_ids, sorted({r.atom_id for r in revisions}))
+        slots: dict[str, list[SlotRow]] = {revision_id: [] for revision_id in own_ids}
+        origins: dict[str, list[OriginRow]] = {revision_id: [] for revision_id in own_ids}
+        linkers: dict[str, list[tuple[SlotRow, Revision]]] = {}
+        for slot in links.slots:  # in position order
+            slots[slot.revision_id].append(slot)
+        for origin in links.origins:
+            origins[origin.revision_id].append(origin)
+        for slot, linker in links.linkers:
+            linkers.setdefault(slot.target_atom_id, []).append((slot, linker))
+        for pairs in linkers.values():
+            pairs.sort(key=lambda pair: (pair[1].seq, pair[1].id, pair[0].position))
+        heads = links.heads  # every target atom of the level's slots that has a head
+        self.links.slots.update(slots)
+        self.links.origins.update(origins)
+        self.links.heads.update(heads)
+        self.links.rows.update(links.rows)
         joining = [h for h in heads.values() if h.atom_id not in self.positions]
-        joining += [s.revision for group in linkers.values() for s in group if s.revision.atom_id not in self.positions]
+        joining += [r for pairs in linkers.values() for _, r in pairs if r.atom_id not in self.positions]
         self.staleness.prefetch(r for r in joining if r.id not in self.rejected and self.visible(r))
         frontier: list[int] = []
         for x in revisions:
@@ -230,11 +231,11 @@ class _Acquisition:
                     continue
                 if is_traversed(slot.role, self.relations):
                     self.link(x, head, slot.role, head, frontier)
-            for slot in linkers.get(x.atom_id, []):
+            for slot, linker in linkers.get(x.atom_id, []):
                 if slot.target_revision_id and slot.target_revision_id != x.id:
                     continue
                 if is_traversed(slot.role, self.relations):
-                    self.link(slot.revision, x, slot.role, slot.revision, frontier)
+                    self.link(linker, x, slot.role, linker, frontier)
         return frontier
 
 
@@ -357,7 +358,7 @@ def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_o
         complete=candidates.complete, approximate=candidates.approximate or not candidates.complete,
         partial=acquisition.partial, converged=solution.converged,
         numeric_error_l1_upper=solution.numeric_error_l1_upper, work=solution.work, evaluated_at=evaluated_at,
-        stop=stop,
+        stop=stop, links=acquisition.links,
     )
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 from atoms.clock import now_ms
-from atoms.core.canonical import digest, sha256_hex
+from atoms.core.canonical import canonical, digest, sha256_hex
 from atoms.core.ids import new_receipt_id
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
@@ -91,7 +91,8 @@ def _unique_units(units: list[PresentedUnit]) -> list[dict[str, Any]]:
     out = []
     for unit in units:
         entry = _unit(unit)
-        identity = digest({k: entry.get(k) for k in ("revision", "display", "range", "quote")}, omit_none=True)
+        # The canonical form itself tells presentations apart; hashing it would add nothing.
+        identity = canonical({k: entry.get(k) for k in ("revision", "display", "range", "quote")}, omit_none=True)
         if identity not in seen:
             seen.add(identity)
             out.append(entry)
@@ -113,6 +114,11 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
     unit_entries = _unique_units(units)
     presented = [u["revision"] for u in units]
     acquisition_reads = _unique_pins(reads)
+    presented_pins = _unique_pins(presented)
+    # The erase set is the acquisition reads, then the presented units not among them: the
+    # same list as _unique_pins(reads + presented), without pinning every read again.
+    read_ids = {pin["revisionId"] for pin in acquisition_reads}
+    erase_set = acquisition_reads + [pin for pin in presented_pins if pin["revisionId"] not in read_ids]
     if index_generation is None:
         index_generation = (AtomStore.objects.filter(tenant=principal.tenant)
                             .values_list("index_generation", flat=True).first() or 0)
@@ -126,10 +132,10 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
             "ranges": [{"revision": u["revision"], **u["range"]} for u in unit_entries if "range" in u],
             "queries": queries, "indexGeneration": index_generation,
         },
-        "watches": {"heads": _unique_pins(presented), "queries": queries},
+        "watches": {"heads": presented_pins, "queries": queries},
         "acknowledgement": [],
-        "reads": _unique_pins(reads + presented),
-        "currentReads": _unique_pins(presented),
+        "reads": erase_set,
+        "currentReads": list(presented_pins),
         "observations": queries,
     }
     if kind != "observe":

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
 
 from atoms.core.ids import new_ref
 from atoms.errors import AtomError, denied
@@ -11,6 +14,8 @@ from atoms.principal import Principal
 
 # Every ref is `ref:` + a UUID (atoms.core.ids.new_ref): always this many ASCII bytes.
 REF_LENGTH = len("ref:00000000-0000-0000-0000-000000000000")
+# Refs per insert statement: 6 parameters each, far below every database's parameter limit.
+INSERT_CHUNK = 1_000
 
 
 def stand_in_refs(revisions: Iterable[Revision]) -> dict[str, str]:
@@ -41,19 +46,57 @@ def issue_refs(principal: Principal, revisions: Iterable[Revision]) -> dict[str,
     """Refs for many revisions at once: {revision id: ref}. Missing ones are created in one
     bulk insert (a concurrent request creating the same ref wins; we read back the winner)."""
     unique = list({r.id: r for r in revisions}.values())
-    ids = [r.id for r in unique]
-    found = dict(Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
-                                    revision_id__in=ids).values_list("revision_id", "id"))
+    found = _issued(principal, [r.id for r in unique])
     missing = [r for r in unique if r.id not in found]
-    if missing:
+    if missing and connection.features.can_return_rows_from_bulk_insert:
+        found.update(_insert(principal, missing))
+        missing = [r for r in missing if r.id not in found]  # another request's refs won
+    elif missing:
         Ref.objects.bulk_create(
             [Ref(id=new_ref(), tenant=principal.tenant, principal=principal.principal_id, key=principal.key,
                  atom_id=r.atom_id, revision_id=r.id) for r in missing],
             ignore_conflicts=True,
         )
-        found.update(Ref.objects.filter(tenant=principal.tenant, principal=principal.principal_id,
-                                        revision_id__in=[r.id for r in missing]).values_list("revision_id", "id"))
+    if missing:
+        found.update(_issued(principal, [r.id for r in missing]))
     return found
+
+
+def _insert(principal: Principal, revisions: list[Revision]) -> dict[str, str]:
+    """Insert refs for these revisions, skipping any a concurrent request created first, and
+    return {revision id: ref} of the inserted ones: one statement per INSERT_CHUNK, where the
+    ORM's bulk insert needs a read-back (docs/atoms.md "Read path costs")."""
+    table = connection.ops.quote_name(Ref._meta.db_table)
+    vendor_ignore = connection.vendor != "postgresql"
+    out: dict[str, str] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(revisions), INSERT_CHUNK):
+            chunk = revisions[start:start + INSERT_CHUNK]
+            params: list[Any] = []
+            for revision in chunk:
+                params += [new_ref(), principal.tenant.pk, principal.principal_id,
+                           principal.key.pk if principal.key is not None else None, revision.atom_id, revision.id]
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(chunk))
+            sql = (f"INSERT {'OR IGNORE ' if vendor_ignore else ''}INTO {table} "  # noqa: S608
+                   f"(id, tenant_id, principal, key_id, atom_id, revision_id) VALUES {values} "
+                   f"{'' if vendor_ignore else 'ON CONFLICT DO NOTHING '}RETURNING revision_id, id")
+            cursor.execute(sql, params)
+            out.update(cursor.fetchall())
+    return out
+
+
+def _issued(principal: Principal, revision_ids: list[str]) -> dict[str, str]:
+    """{revision id: ref} of the principal's refs to these revisions, in plain SQL: every
+    read and search makes this look-up, and the ORM's compiler cost about as much CPU as
+    running it (docs/atoms.md "Read path costs"). No ids, no query, as with the ORM."""
+    if not revision_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(revision_ids))
+    sql = (f"SELECT revision_id, id FROM {connection.ops.quote_name(Ref._meta.db_table)} "  # noqa: S608
+           f"WHERE tenant_id = %s AND principal = %s AND revision_id IN ({marks})")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [principal.tenant.pk, principal.principal_id, *revision_ids])
+        return dict(cursor.fetchall())
 
 
 def resolve_ref(principal: Principal, ref: object, read_policies: Iterable[str], *, path: str = "ref") -> Revision:

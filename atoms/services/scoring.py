@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from atoms.core.bm25 import Statistics, keyed_counts, lexical, query_terms
+from atoms.core.bm25 import LexicalQuery, Statistics, keyed_counts, query_terms
 from atoms.core.text import match
 from atoms.models import Revision
 
@@ -37,16 +37,17 @@ class Weights:
 def seed_matches(kinds: Mapping[str, Sequence[str]], revisions: Sequence[Revision], stats: Statistics,
                  cosine_of: Callable[[Revision], Cosine], weights: Weights) -> dict[str, float]:
     """revision id → m(x) for every revision given."""
-    terms: dict[str, list[str]] = {}
+    queries: dict[str, LexicalQuery] = {}  # per signal text: its terms and their idf, once
     out: dict[str, float] = {}
     for revision in revisions:
         counts, length = keyed_counts(revision.body)
         cosine = cosine_of(revision)
 
         def part(text: str, counts: dict[str, int] = counts, length: int = length, cosine: Cosine = cosine) -> float:
-            if text not in terms:
-                terms[text] = query_terms(text)
-            return weights.part(lexical(terms[text], stats, counts, length), cosine(text))
+            query = queries.get(text)
+            if query is None:
+                query = queries[text] = LexicalQuery(query_terms(text), stats)
+            return weights.part(query.score(counts, length), cosine(text))
 
         out[revision.id] = match(kinds, part)
     return out

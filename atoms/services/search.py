@@ -26,6 +26,7 @@ from atoms.services.budget import CEILINGS, Budget, check_deadline, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned
+from atoms.services.rows import revisions_by_id
 from atoms.services.semantic import Semantic, prepare
 from atoms.services.snapshot import read_snapshot, retried
 from atoms.services.views import views_and_refs
@@ -158,8 +159,7 @@ def _resume(binding: Binding, store: AtomStore, page: dict[str, Any]) -> Frozen:
         stale_ids = [pins[i]["revisionId"] for i in page["stale"]]
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise _expired("The cursor does not match its search.") from exc
-    found = {r.id: r for r in Revision.objects.filter(tenant=principal.tenant,
-                                                      id__in=[i for i, _ in rest] + stale_ids)}
+    found = revisions_by_id(principal.tenant.pk, [i for i, _ in rest] + stale_ids)
     # Frozen revisions may have stopped being heads since; only what hides them is re-checked.
     visible = Visible(binding.read_policies, store.require_approval)
     entries = [(found[i], score) for i, score in rest if i in found and visible.readable(found[i])]

@@ -9,79 +9,18 @@ views from refs issued by the caller. `render_views` does both for one list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from django.db import connection
-
-from atoms.models import Origin, PurgedAtom, Revision, Slot
+from atoms.models import PurgedAtom, Revision
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Principal
+from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_links
 from atoms.services.refs import issue_refs
-from atoms.services.rows import head_revisions, revisions_by_id
 from tenants.models import Tenant
 
 AT = {True: "observed", False: "logical"}
-# Revision ids per statement of the slot and origin load: far below every database's
-# parameter limit (each id is bound twice), and above a normal closure level.
-LINKS_CHUNK = 1_000
-
-
-class SlotRow(NamedTuple):
-    """A stored Slot's fields that views and closures read, without a model instance."""
-
-    revision_id: str
-    position: int
-    role: str
-    mode: str
-    target_atom_id: str
-    target_revision_id: str
-    required: bool
-    order_key: str
-
-
-class OriginRow(NamedTuple):
-    """A stored Origin's fields that views and closures read, without a model instance."""
-
-    revision_id: str
-    position: int
-    source_atom_id: str
-    source_revision_id: str
-    start: int
-    end: int
-    quote_digest: str
-
-
-def _links_sql(count: int) -> str:
-    """Slots and origins of `count` revisions in one statement; NULL columns take the other
-    branch's type on both databases."""
-    marks = ", ".join(["%s"] * count)
-    slot, origin = connection.ops.quote_name(Slot._meta.db_table), connection.ops.quote_name(Origin._meta.db_table)
-    return (f"SELECT 0, s.revision_id, s.position, s.role, s.mode, s.target_atom_id, s.target_revision_id, "  # noqa: S608
-            f"s.required, s.order_key, NULL, NULL, NULL, NULL, NULL FROM {slot} s WHERE s.revision_id IN ({marks}) "
-            f"UNION ALL SELECT 1, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, o.source_atom_id, "
-            f"o.source_revision_id, o.start, o.\"end\", o.quote_digest FROM {origin} o WHERE o.revision_id IN ({marks})")
-
-
-def load_links(ids: Sequence[str]) -> tuple[list[SlotRow], list[OriginRow]]:
-    """The slots and origins of these revisions, each in (revision id, position) order: one
-    query per LINKS_CHUNK ids (docs/atoms.md "Read path costs")."""
-    slots: list[SlotRow] = []
-    origins: list[OriginRow] = []
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), LINKS_CHUNK):
-            chunk = list(ids[start:start + LINKS_CHUNK])
-            cursor.execute(_links_sql(len(chunk)), chunk + chunk)
-            for row in cursor.fetchall():
-                if row[0] == 0:
-                    # SQLite hands booleans back as 0 / 1.
-                    slots.append(SlotRow(row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8]))
-                else:
-                    origins.append(OriginRow(row[1], row[2], row[9], row[10], row[11], row[12], row[13]))
-    slots.sort(key=lambda s: (s.revision_id, s.position))
-    origins.sort(key=lambda o: (o.revision_id, o.position))
-    return slots, origins
 
 
 class Visibility:
@@ -110,37 +49,43 @@ class ViewData:
     heads: dict[str, Revision | None] = field(default_factory=dict)
     rows: dict[str, Revision | None] = field(default_factory=dict)  # pinned targets and sources by id
     purged: set[str] = field(default_factory=set)
+    known: GraphLinks = field(default_factory=GraphLinks)  # read already, in this snapshot
+
+    def preload(self, links: GraphLinks) -> None:
+        """Reuse what graph acquisition read in this snapshot: `load` then reads the slots and
+        origins of none of its expanded revisions, nor the heads it found."""
+        self.known = links
+        self.heads.update(links.heads)
 
     def load(self, revisions: Iterable[Revision]) -> None:
-        """Add these revisions: at most four queries (slots with origins, target heads, pinned
-        targets with cited sources, purge records of targets that have no atom row)."""
+        """Add these revisions: at most two queries (slots and origins with the revisions they
+        name, atoms.services.links; purge records of targets that have no head); the first
+        is skipped for revisions `preload` brought."""
         fresh = [r for r in {r.id: r for r in revisions}.values() if r.id not in self.slots]
         if not fresh:
             return
         for revision in fresh:
-            self.slots[revision.id] = []
-            self.origins[revision.id] = []
-        found_slots, found_origins = load_links([r.id for r in fresh])
-        for slot in found_slots:
+            self.slots[revision.id] = list(self.known.slots.get(revision.id, ()))
+            self.origins[revision.id] = list(self.known.origins.get(revision.id, ()))
+        links = load_links(self.tenant.pk, [r.id for r in fresh if r.id not in self.known.slots])
+        for slot in links.slots:
             self.slots[slot.revision_id].append(slot)
-        for origin in found_origins:
+        for origin in links.origins:
             self.origins[origin.revision_id].append(origin)
         slots = [s for r in fresh for s in self.slots[r.id]]
         atom_ids = {s.target_atom_id for s in slots} - self.heads.keys()
         if atom_ids:
-            found = head_revisions(self.tenant.pk, atom_ids)
-            self.heads.update({atom_id: found.get(atom_id) for atom_id in atom_ids})
+            # Every target of a loaded slot came with its head, when it has one.
+            self.heads.update({atom_id: links.heads.get(atom_id) for atom_id in atom_ids})
             # An atom with a row but no head is looked up too: it is never purged (class docstring).
-            gone = [a for a in atom_ids if a not in found]
+            gone = [a for a in atom_ids if self.heads[a] is None]
             if gone:
                 self.purged.update(PurgedAtom.objects.filter(tenant=self.tenant, atom_id__in=gone)
                                    .values_list("atom_id", flat=True))
         ids = {s.target_revision_id for s in slots if s.target_revision_id}
         ids |= {o.source_revision_id for r in fresh for o in self.origins[r.id]}
-        ids -= self.rows.keys()
-        if ids:
-            found_rows = revisions_by_id(self.tenant.pk, ids)
-            self.rows.update({i: found_rows.get(i) for i in ids})
+        # Every pinned target and cited source of a loaded revision came with it, when it exists.
+        self.rows.update({i: links.rows.get(i) or self.known.rows.get(i) for i in ids - self.rows.keys()})
 
     def target(self, slot: SlotRow) -> Revision | None:
         """The slot's target revision: the head for a logical link, the pinned one otherwise."""
