@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 
 from atoms.errors import AtomError, invalid
+from atoms.models import AtomStore
 from atoms.principal import Principal
 from atoms.services.barrier import open_store
 from tenants.api.base import TenantAPIView
@@ -30,6 +31,7 @@ class AtomsAPIView(TenantAPIView):
     # Every endpoint but purge (which resumes its own erasure) is closed while a purge is
     # pending (docs/atoms.md "In the web UI: read playground and purge").
     checks_barrier: ClassVar[bool] = True
+    store: AtomStore | None = None  # the store row body() loaded to check the barrier
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -52,7 +54,9 @@ class AtomsAPIView(TenantAPIView):
         if not isinstance(data, dict):
             raise invalid("The body must be a JSON object.")
         if self.checks_barrier:
-            open_store(self.key.tenant)
+            # Kept for the service, which would otherwise load the same row again (read and
+            # search take it: one statement less on the hot path).
+            self.store = open_store(self.key.tenant)
         return data
 
 

@@ -105,11 +105,12 @@ class ReadView(AtomsAPIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        return Response(read_json(atoms_read(parse_read(self.principal, self.body()))))
+        body = self.body()
+        return Response(read_json(atoms_read(parse_read(self.principal, body), store=self.store)))
 
 
 def answer_read(caller: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """A read body answered as POST /api/v1/atoms/read answers it, without HTTP: the purge
     barrier, the parsing, the service, the JSON (the MCP tool and the benchmarks call this)."""
-    open_store(caller.tenant)
-    return read_json(atoms_read(parse_read(caller, body)))
+    store = open_store(caller.tenant)
+    return read_json(atoms_read(parse_read(caller, body), store=store))

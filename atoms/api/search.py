@@ -103,11 +103,12 @@ class SearchView(AtomsAPIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        return Response(search_json(atoms_search(parse_search(self.principal, self.body()))))
+        body = self.body()
+        return Response(search_json(atoms_search(parse_search(self.principal, body), store=self.store)))
 
 
 def answer_search(caller: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """A search body answered as POST /api/v1/atoms/search answers it, without HTTP: the purge
     barrier, the parsing, the service, the JSON (the MCP tool, the benchmarks and tests call this)."""
-    open_store(caller.tenant)
-    return search_json(atoms_search(parse_search(caller, body)))
+    store = open_store(caller.tenant)
+    return search_json(atoms_search(parse_search(caller, body), store=store))

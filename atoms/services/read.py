@@ -96,12 +96,13 @@ class ReadResult:
 
 
 @retried
-def atoms_read(command: ReadCommand) -> ReadResult:
+def atoms_read(command: ReadCommand, store: AtomStore | None = None) -> ReadResult:
     """One read (docs/atoms.md "Recall", "Selection utility (read)"). Refs, cursor and receipt are made in one
-    transaction."""
+    transaction. `store` is the tenant's store row when the caller has just loaded it to check the
+    purge barrier (the API does); None loads and checks it here."""
     binding, state, options = command.binding, command.state, command.options
     caller = binding.principal
-    store = open_store(caller.tenant)
+    store = store if store is not None else open_store(caller.tenant)
     check_deadline(options.budget, now_ms())
     request = bound_request({"state": state}, command.options_as_sent(), store)
     kinds = {kind: value if isinstance(value, list) else [value] for kind, value in state.items()}

@@ -112,10 +112,11 @@ class Frozen:
 
 
 @retried
-def atoms_search(command: SearchCommand) -> SearchResult:
-    """docs/atoms.md "Recall". Refs, cursor and receipt are made in one transaction with the reads."""
+def atoms_search(command: SearchCommand, store: AtomStore | None = None) -> SearchResult:
+    """docs/atoms.md "Recall". Refs, cursor and receipt are made in one transaction with the reads.
+    `store` as for atoms_read: the row the caller loaded to check the purge barrier, or None."""
     binding, query, options = command.binding, command.query, command.options
-    store = open_store(binding.principal.tenant)
+    store = store if store is not None else open_store(binding.principal.tenant)
     check_deadline(options.budget, now_ms())
     request = bound_request({"query": query}, command.options_as_sent(), store)
     # Signals are encoded before the transaction: a first model load or a slow encoder must
