@@ -20,7 +20,7 @@ logger = logging.getLogger("memoryhub.dashboard")
 
 
 def atom_store(tenant: Tenant) -> AtomStore | None:
-    # Not AtomStore.for_tenant: a GET of the dashboard creates nothing.
+    # Not AtomStore.get_or_create_for: a GET of the dashboard creates nothing.
     return AtomStore.objects.filter(tenant=tenant).first()
 
 

@@ -212,7 +212,7 @@ def describe(spec: dict[str, Any] | None) -> tuple[str, int] | None:
 def tenant_provider(tenant: Tenant, store: AtomStore | None = None) -> LoadedProvider | None:
     """The loaded provider of the tenant, or None for lexical only (ProviderUnavailable
     when one is configured but cannot load)."""
-    return load_provider(provider_spec(store or AtomStore.for_tenant(tenant)))
+    return load_provider(provider_spec(store or AtomStore.get_or_create_for(tenant)))
 
 
 def has_provider(store: AtomStore) -> bool:

@@ -42,4 +42,4 @@ class AtomsSettingsSerializer(StrictModelSerializer):
 
 
 def register() -> None:
-    register_section(SettingsSection("atoms", AtomsSettingsSerializer, AtomStore.for_tenant))
+    register_section(SettingsSection("atoms", AtomsSettingsSerializer, AtomStore.get_or_create_for))

@@ -52,7 +52,7 @@ def status_before(tenant: Any) -> dict[str, Any]:
     from atoms.models import AtomStore, IndexCheckpoint, IndexEntry, Revision
     from tenants.models import ApiKey
 
-    store = AtomStore.for_tenant(tenant)
+    store = AtomStore.get_or_create_for(tenant)
     encoder = describe(provider_spec(store))
     config = index_config(*encoder) if encoder else None
     served: set[str] = set()
@@ -97,7 +97,7 @@ def build(keys: int, per_key: int, per_policy: int) -> Any:
     actor = Actor.system("bench/atoms_index_status.py")
     tenant = Tenant.objects.create(slug="status-bench", name="Status bench", max_api_keys=keys + 1,
                                    max_read_policies=keys * per_key)
-    loaded = tenant_provider(tenant, AtomStore.for_tenant(tenant))
+    loaded = tenant_provider(tenant, AtomStore.get_or_create_for(tenant))
     written = 0
     for k in range(keys):
         policies = [f"team-{k:02}-{p:03}" for p in range(per_key)]

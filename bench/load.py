@@ -125,7 +125,7 @@ def create_tenant() -> dict[str, str]:
     call_command("migrate", verbosity=0)
     actor = Actor.system("bench/load.py")
     tenant, _ = tenant_ensure(slug="load", name="Load", actor=actor)
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     volume.approval = Approval.OFF
     volume.save(update_fields=["approval"])
     _, agent = apikey_create(tenant=tenant, kind="agent", actor=actor)

@@ -29,7 +29,7 @@ class AtomStore(models.Model):
         return f"atom store of {self.tenant.slug}"
 
     @classmethod
-    def for_tenant(cls, tenant: Tenant) -> AtomStore:
+    def get_or_create_for(cls, tenant: Tenant) -> AtomStore:
         store, _ = cls.objects.get_or_create(tenant=tenant)
         return store
 

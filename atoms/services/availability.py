@@ -45,7 +45,7 @@ def model_for(tenant: Tenant, *, store: AtomStore | None = None) -> Availability
     have changed since, so a class no longer listed, or one that no longer builds, is
     INVALID_INPUT here too rather than a silent fallback to the default.
     """
-    store = store or AtomStore.for_tenant(tenant)
+    store = store or AtomStore.get_or_create_for(tenant)
     path, options, configured = _model_config(store.config)
     allowed = getattr(settings, "ATOMS_AVAILABILITY_MODELS", [DEFAULT_MODEL])
     if configured and path not in allowed:

@@ -14,6 +14,6 @@ def check_barrier(store: AtomStore) -> None:
 
 def open_store(tenant: Tenant) -> AtomStore:
     """The tenant's store, if its Atom API is open (the barrier check every caller makes first)."""
-    store = AtomStore.for_tenant(tenant)
+    store = AtomStore.get_or_create_for(tenant)
     check_barrier(store)
     return store

@@ -36,7 +36,7 @@ def _bound(kind: str, binding: Binding, request: Any, generation: int | None) ->
     # read and search pass the generation of the store row they read in their snapshot: the
     # same value, without a query (docs/atoms.md "Read path costs").
     if generation is None:
-        generation = AtomStore.for_tenant(binding.principal.tenant).index_generation
+        generation = AtomStore.get_or_create_for(binding.principal.tenant).index_generation
     return digest({"kind": kind, "scope": binding.scope_digest, "request": request, "indexGeneration": generation})
 
 

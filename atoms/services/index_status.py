@@ -30,7 +30,7 @@ def index_status(tenant: Tenant, *, progress: bool = True) -> dict[str, Any]:
     The policy rows come from the maintained counters (docs/atoms.md "Index counters"): one
     query for the served policies, one for their feeds and one for their checkpoints, however
     many policies and keys the tenant has."""
-    store = AtomStore.for_tenant(tenant)
+    store = AtomStore.get_or_create_for(tenant)
     spec = provider_spec(store)
     error = None
     try:

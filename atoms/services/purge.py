@@ -127,7 +127,7 @@ def atoms_purge(command: PurgeCommand) -> PurgeResult:
     barrier is read here, not by the caller: a pending purge may only be resumed."""
     caller = command.caller
     check_purger(caller)
-    store = AtomStore.for_tenant(caller.tenant)
+    store = AtomStore.get_or_create_for(caller.tenant)
     atom_id = _target_atom(command, store.purge_barrier)
     meter = Meter(min(command.max_work, MAX_WORK))
     if command.dry_run:

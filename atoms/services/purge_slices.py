@@ -74,7 +74,7 @@ def purge_in_slices(*, tenant_id: int, atom_id: str, username: str, seconds: flo
     work = slice_work()
     calls = 0
     while True:
-        barrier = AtomStore.for_tenant(tenant).purge_barrier
+        barrier = AtomStore.get_or_create_for(tenant).purge_barrier
         if not barrier or barrier.get("atomId") != atom_id:
             purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
             note_state(tenant_id, atom_id, "complete" if purged else "idle")

@@ -49,7 +49,7 @@ def rank(person: Principal, query: str, *, read_policies: Sequence[str] | None =
         raise invalid("query must be a non-blank string.", path="query")
     binding = resolve_binding(person, {"readPolicies": list(read_policies)} if read_policies else None)
     at = now_ms() if now is None else now
-    # AtomStore.for_tenant would create the row: a tenant without one has no atoms to rank.
+    # AtomStore.get_or_create_for would create the row: a tenant without one has no atoms to rank.
     store = AtomStore.objects.filter(tenant=person.tenant).first()
     if store is None:
         return Ranking(entries=[], stale=[], now=at)

@@ -22,7 +22,7 @@ def locked_head(tenant: Tenant, atom_id: str) -> tuple[AtomStore, Revision]:
     """The store row, locked, and the atom's head. Call inside a transaction: commits and
     reviews lock the store row, so the head cannot move until it ends. INVALID_REF for an
     atom the tenant does not have, one without a head, or a purged one."""
-    store = AtomStore.objects.select_for_update().get(pk=AtomStore.for_tenant(tenant).pk)
+    store = AtomStore.objects.select_for_update().get(pk=AtomStore.get_or_create_for(tenant).pk)
     check_barrier(store)
     atom = Atom.objects.select_related("head").filter(tenant=tenant, id=atom_id).first()
     if atom is None or atom.head is None or PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).exists():

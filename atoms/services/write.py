@@ -138,7 +138,7 @@ def _replay(record: ReplayRecord, binding: Binding) -> WriteResult:
         raise denied("An output of this operation is outside the read policies.")
     revisions = {c: found[record.changes[c]["revisionId"]] for c in record.order}
     return _outcome(binding, record.operation_id, record.order, revisions, repeated=True,
-                    store=AtomStore.for_tenant(binding.principal.tenant))
+                    store=AtomStore.get_or_create_for(binding.principal.tenant))
 
 
 def _check_commit(command: WriteCommand, heads: dict[str, str | None], policies: dict[str, str]) -> None:

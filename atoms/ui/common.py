@@ -48,7 +48,7 @@ def quarantine_count(tenant: Tenant) -> int:
 
 
 def purge_pending(tenant: Tenant) -> bool:
-    # Read only (not AtomStore.for_tenant, which creates the row): a page view writes nothing.
+    # Read only (not AtomStore.get_or_create_for, which creates the row): a page view writes nothing.
     return bool(AtomStore.objects.filter(tenant=tenant).values_list("purge_barrier", flat=True).first())
 
 

@@ -49,7 +49,7 @@ def _when(ms: int | None) -> datetime | None:
 
 
 def _pending_barrier(tenant: Tenant) -> dict[str, Any] | None:
-    return AtomStore.for_tenant(tenant).purge_barrier or None
+    return AtomStore.get_or_create_for(tenant).purge_barrier or None
 
 
 # --- preview -----------------------------------------------------------------------------

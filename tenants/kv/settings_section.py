@@ -22,4 +22,4 @@ class KvSettingsSerializer(StrictModelSerializer):
 
 
 def register() -> None:
-    register_section(SettingsSection("kv", KvSettingsSerializer, KvConfig.for_tenant))
+    register_section(SettingsSection("kv", KvSettingsSerializer, KvConfig.get_or_create_for))

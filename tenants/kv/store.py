@@ -43,7 +43,7 @@ class PreconditionMismatch(Exception):
 
 
 def limits_for(tenant: Tenant) -> Limits:
-    config = KvConfig.for_tenant(tenant)
+    config = KvConfig.get_or_create_for(tenant)
     return Limits(
         key_bytes=config.key_bytes, value_bytes=config.value_bytes,
         keys_per_namespace=config.keys_per_namespace, namespaces_per_agent=config.namespaces_per_agent,

@@ -44,7 +44,7 @@ class WriteOutcome:
 
 
 def volume_for(tenant: Tenant) -> MemoryVolume:
-    return MemoryVolume.for_tenant(tenant)
+    return MemoryVolume.get_or_create_for(tenant)
 
 
 def store_state(volume: MemoryVolume, target: str) -> dict[str, Any]:

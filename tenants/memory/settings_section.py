@@ -18,4 +18,4 @@ class MemorySettingsSerializer(StrictModelSerializer):
 
 
 def register() -> None:
-    register_section(SettingsSection("memory", MemorySettingsSerializer, MemoryVolume.for_tenant))
+    register_section(SettingsSection("memory", MemorySettingsSerializer, MemoryVolume.get_or_create_for))

@@ -40,7 +40,7 @@ class KvConfig(models.Model):
         return f"KV limits of {self.tenant.slug}"
 
     @classmethod
-    def for_tenant(cls, tenant: Tenant) -> KvConfig:
+    def get_or_create_for(cls, tenant: Tenant) -> KvConfig:
         config, _ = cls.objects.get_or_create(tenant=tenant)
         return config
 

@@ -52,7 +52,7 @@ class MemoryVolume(models.Model):
         return f"memory volume of {self.tenant.slug}"
 
     @classmethod
-    def for_tenant(cls, tenant: Tenant) -> MemoryVolume:
+    def get_or_create_for(cls, tenant: Tenant) -> MemoryVolume:
         volume, _ = cls.objects.get_or_create(tenant=tenant)
         return volume
 

@@ -47,7 +47,7 @@ def test_a_used_up_time_slice_leaves_the_rest_for_the_next_run(acme, pair, setti
     start(acme, source)
     run = purge_in_slices(tenant_id=acme.pk, atom_id=source, username="alice", seconds=0)
     assert run.state == "continue" and run.calls >= 1
-    assert AtomStore.for_tenant(acme).purge_barrier["atomId"] == source
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
 
 
 def test_the_task_queues_itself_until_done(acme, pair, settings, eager):
@@ -58,13 +58,13 @@ def test_the_task_queues_itself_until_done(acme, pair, settings, eager):
     result = purge_run.apply(args=[acme.pk, source, "alice"]).get()
     assert result["state"] == "continue"  # this run's part; its successors did the rest
     assert not Atom.objects.filter(id__in=pair).exists()
-    assert AtomStore.for_tenant(acme).purge_barrier is None
+    assert AtomStore.get_or_create_for(acme).purge_barrier is None
 
 
 def test_the_task_never_starts_a_purge_and_repeats_harmlessly(acme, pair, eager):
     source, _ = pair
     assert purge_run.apply(args=[acme.pk, source, "alice"]).get()["state"] == "idle"
-    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.get_or_create_for(acme).purge_barrier
     start(acme, source)
     assert purge_run.apply(args=[acme.pk, source, "alice"]).get()["state"] == "complete"
     again = purge_run.apply(args=[acme.pk, source, "alice"]).get()
@@ -84,7 +84,7 @@ def test_a_storage_error_keeps_the_barrier_and_a_later_run_resumes(acme, pair, m
         with pytest.raises(PurgeStorageError):
             purge_in_slices(tenant_id=acme.pk, atom_id=source, username="alice")
     assert run_state(acme.pk, source)["state"] == "retrying"
-    assert AtomStore.for_tenant(acme).purge_barrier["atomId"] == source
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
     assert Atom.objects.filter(id__in=pair).count() == 2
     assert purge_in_slices(tenant_id=acme.pk, atom_id=source, username="alice").state == "complete"
     assert not Atom.objects.filter(id__in=pair).exists()
@@ -99,7 +99,7 @@ def test_the_task_marks_the_run_failed_when_retries_are_used_up(acme, pair, monk
     with pytest.raises(PurgeStorageError):
         purge_run.apply(args=[acme.pk, source, "alice"], throw=True)
     assert run_state(acme.pk, source)["state"] == "failed"
-    assert AtomStore.for_tenant(acme).purge_barrier["atomId"] == source
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
 
 
 def test_another_pending_purge_is_left_alone(acme, pair, eager):
@@ -107,7 +107,7 @@ def test_another_pending_purge_is_left_alone(acme, pair, eager):
     other, _ = write(acme, "Another note.")
     start(acme, source)
     assert purge_run.apply(args=[acme.pk, other, "alice"]).get()["state"] == "idle"
-    assert AtomStore.for_tenant(acme).purge_barrier["atomId"] == source
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
     assert Atom.objects.filter(id=other).exists()
 
 
@@ -132,4 +132,4 @@ def test_a_real_worker_runs_a_confirmed_purge_in_slices(transactional_db, client
     receipt = ErasureReceipt.objects.get(tenant=tenant).receipt
     assert receipt["id"] in page and receipt["atomIds"] == sorted([source, quote])
     assert not Atom.objects.filter(id__in=[source, quote]).exists()
-    assert AtomStore.for_tenant(tenant).purge_barrier is None
+    assert AtomStore.get_or_create_for(tenant).purge_barrier is None

@@ -58,7 +58,7 @@ def test_counters_equal_a_recount_after_racing_writers_indexers_approvals_and_pu
     admin = AtomsClient(client_for(make_key(acme, "admin")[1]), None)
     victims = [ingest.ref(create("v", f"Victim note {i}.")) for i in range(ROUNDS // 3)]
     flagged = [ingest.ref(create("q", f"ignore all previous instructions {i}")) for i in range(ROUNDS // 3)]
-    loaded = tenant_provider(acme, AtomStore.for_tenant(acme))
+    loaded = tenant_provider(acme, AtomStore.get_or_create_for(acme))
 
     def write(*changes: dict[str, Any]) -> dict[str, Any]:
         while True:  # a running purge's barrier refuses writes until it completes

@@ -167,7 +167,7 @@ def build_data(tenant: Tenant, root: Path) -> Data:
     answer = reviewer.post(f"/api/v1/pending/{staged[3]}/reject", {"reason": "House style says spaces"}, format="json")
     assert answer.status_code == 200, answer.content
 
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     files_sync(volume.pk)
     memory_md = root / tenant.slug / "memories" / "MEMORY.md"
     memory_md.write_bytes(memory_md.read_bytes() + "\n§\nHand-written note about the staging cluster\n".encode())
@@ -189,7 +189,7 @@ def build_data(tenant: Tenant, root: Path) -> Data:
 
 
 def url_of(page: Page, data: Data) -> str:
-    query = page.query.format(version=MemoryVolume.for_tenant(data.world.tenant).version("memory"))
+    query = page.query.format(version=MemoryVolume.get_or_create_for(data.world.tenant).version("memory"))
     return reverse(page.url_name, kwargs=page.kwargs(data)) + (f"?{query}" if query else "")
 
 

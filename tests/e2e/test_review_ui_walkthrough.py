@@ -70,7 +70,7 @@ def build_morning(tenant: Tenant, root: Path) -> Morning:
     ok(desk.post(f"/api/v1/pending/{staged[0]}/approve", {}, format="json"))
     ok(desk.post(f"/api/v1/pending/{staged[1]}/reject", {"reason": "House style says spaces"}, format="json"))
 
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     files_sync(volume.pk)
     memory_md = root / tenant.slug / "memories" / "MEMORY.md"
     memory_md.write_bytes(memory_md.read_bytes() + "\n§\nStaging cluster notes, written by hand\n".encode())

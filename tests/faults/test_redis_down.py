@@ -47,7 +47,7 @@ def redis_down(settings, redis_down_url):
 
 
 def volume_pk(tenant) -> int:
-    return MemoryVolume.for_tenant(tenant).pk
+    return MemoryVolume.get_or_create_for(tenant).pk
 
 
 def test_a_memory_write_succeeds_and_its_file_sync_waits_in_the_outbox(acme, mem, root, redis_down,

@@ -25,7 +25,7 @@ ATOM_TOOLS = ["atoms_read", "atoms_search", "atoms_inspect", "atoms_write"]
 
 
 def approval_off(tenant: Tenant) -> None:
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     volume.approval = "off"
     volume.save(update_fields=["approval"])
 
@@ -91,7 +91,7 @@ def test_the_memory_tool_answers_as_the_rest_tool_does(mcp_url: str, keys: dict[
     approval_off(acme)
     saved = call(mcp_url, keys["agent"], "memory", {"action": "add", "target": "user", "content": "Prefers tabs"})
     assert not saved.is_error and saved.structured_content["success"] is True
-    assert MemoryVolume.for_tenant(acme).entries("user") == ["Prefers tabs"]
+    assert MemoryVolume.get_or_create_for(acme).entries("user") == ["Prefers tabs"]
     listed = call(mcp_url, keys["agent"], "memory", {"action": "list", "target": "user"})
     rest = client_for(keys["agent"]).post("/api/v1/tools/memory", {"action": "list", "target": "user"}, format="json")
     assert listed.structured_content == rest.json()
@@ -108,7 +108,7 @@ def test_agent_memory_writes_are_staged_for_review_when_the_tenant_asks(mcp_url:
     staged = call(mcp_url, keys["agent"], "memory", {"action": "add", "content": "Uses Bun"})
     assert staged.structured_content["staged"] is True
     assert PendingWrite.objects.filter(volume__tenant=acme, status="pending").count() == 1
-    assert MemoryVolume.for_tenant(acme).entries("memory") == []
+    assert MemoryVolume.get_or_create_for(acme).entries("memory") == []
 
 
 def test_the_kv_tools_set_get_list_and_delete_with_audit(mcp_url: str, keys: dict[str, str], acme: Tenant) -> None:
@@ -145,7 +145,7 @@ def test_a_read_only_key_is_refused_every_write_and_nothing_changes(mcp_url: str
     assert [error_of(r)["code"] for r in (memory, kv, atoms)] == ["PERMISSION_DENIED", "PERMISSION_DENIED",
                                                                   "ACCESS_DENIED"]
     assert error_of(kv)["message"] == "This API key is read-only." and error_of(kv)["status"] == 403
-    assert MemoryVolume.for_tenant(acme).entries("memory") == []
+    assert MemoryVolume.get_or_create_for(acme).entries("memory") == []
     assert not Agent.objects.exists() and not KvEntry.objects.exists() and not Atom.objects.exists()
     assert AuditEvent.objects.count() == audit_before
 

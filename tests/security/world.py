@@ -116,13 +116,13 @@ def build_world(tenant: Tenant) -> World:
     human = world.client("reviewer")
     _ok(human.post("/api/v1/memory/memory", {"action": "add", "content": CANARY["memory"]}, format="json"))
     _ok(human.post("/api/v1/memory/user", {"action": "add", "content": CANARY["user"]}, format="json"))
-    world.memory_version = MemoryVolume.for_tenant(tenant).memory_version
+    world.memory_version = MemoryVolume.get_or_create_for(tenant).memory_version
     world.session_id = _ok(agent.post("/api/v1/sessions", {}, format="json"), 201)["id"]
     _ok(admin.patch("/api/v1/tenant", {"approval": "all"}, format="json"))
     world.pending_id = _ok(agent.post("/api/v1/memory/memory", {"action": "add", "content": CANARY["pending"]},
                                       format="json"), 202)["pending_id"]
     assert PendingWrite.objects.filter(public_id=world.pending_id, volume__tenant=tenant).exists()
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     world.finding_id = ThreatFinding.objects.create(volume=volume, target="memory", entry=CANARY["finding"],
                                                     patterns=["exfil_curl"], patterns_version=1).public_id
 

@@ -27,7 +27,7 @@ class Command(BaseCommand):
             tenant = Tenant.objects.filter(slug=o["tenant"]).first()
             if tenant is None:
                 raise CommandError(f"no tenant {o['tenant']!r}")
-            ids = [pk for pk in ids if pk == MemoryVolume.for_tenant(tenant).pk]
+            ids = [pk for pk in ids if pk == MemoryVolume.get_or_create_for(tenant).pk]
         totals = [0, 0, 0]
         for volume_id in ids:
             result = rescan_volume(volume_id)

@@ -63,7 +63,7 @@ def search_receipt(agent: AtomsClient, query: str, returned: list[str], *, full:
     search will produce these; until it exists, tests build them with create_receipt."""
     binding = resolve_binding(Principal.for_key(agent.key), None)
     revisions = [Revision.objects.get(id=Ref.objects.get(id=r).revision_id) for r in returned]
-    seq = AtomStore.for_tenant(agent.key.tenant).seq
+    seq = AtomStore.get_or_create_for(agent.key.tenant).seq
     observation = {"kind": "search", "signals": {"query": [query]}, "readPolicies": ["default"], "seq": seq,
                    "revisions": [{"kind": "pinned", "atomId": r.atom_id, "revisionId": r.id} for r in revisions],
                    "full": full, "mFloor": m_floor}

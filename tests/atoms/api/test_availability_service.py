@@ -26,7 +26,7 @@ def test_models(settings: Any) -> None:
 
 @pytest.fixture
 def store(acme) -> AtomStore:
-    store = AtomStore.for_tenant(acme)
+    store = AtomStore.get_or_create_for(acme)
     store.config = model_config("CountingModel")
     store.save()
     return store
@@ -76,7 +76,7 @@ def test_values_come_from_stored_state_and_missing_state_is_none(acme, store):
 def test_state_is_the_subjects_own_in_the_given_policies(acme, globex, store):
     put(acme, "revision:a", 4, 0, subject="key:k_other")
     put(acme, "revision:b", 5, 0, policy="private")
-    AtomStore.for_tenant(globex)
+    AtomStore.get_or_create_for(globex)
     put(globex, "revision:a", 6, 0)
     assert use_values(acme, SUBJECT, ["default"], ["revision:a", "revision:b"], 0) == {
         "revision:a": 0.0, "revision:b": 0.0}
@@ -113,7 +113,7 @@ def test_a_bad_value_is_invalid_input_never_zero(acme, store, mode):
 
 
 def test_adaptive_use_values_decay_from_the_stored_state(acme):
-    AtomStore.for_tenant(acme)
+    AtomStore.get_or_create_for(acme)
     put(acme, "revision:a", {"halfLifeMs": 604800000, "mass": 1, "updatedAt": 0}, 0, model_id=AdaptiveUse().id)
     assert use_values(acme, SUBJECT, ["default"], ["revision:a"], 1_209_600_000) == {"revision:a": 0.25}
     assert use_values(acme, SUBJECT, ["default"], ["revision:a"], -5) == {"revision:a": 1.0}

@@ -75,7 +75,7 @@ def test_read_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
     a = own_ref(W, I.ref(create("a", "needle a")))
     response = X.post("uses", {"binding": {"key": W.key.public_id}, "refs": [a], "eventId": "e"})
     assert response.status_code == 200
-    store = AtomStore.for_tenant(acme)
+    store = AtomStore.get_or_create_for(acme)
     before = (Revision.objects.count(), store.seq, list(UseState.objects.values()), UseMarker.objects.count())
     ok_read(W, {"query": "needle"})
     store.refresh_from_db()
@@ -108,7 +108,7 @@ def test_the_receipt_hashes_the_render_and_records_a_read_observation(W, I):
     shown = Revision.objects.get(body=result["items"][0]["text"])
     assert observation == {
         "kind": "read", "signals": {"query": "needle", "observations": ["thread"]}, "readPolicies": ["default"],
-        "seq": AtomStore.for_tenant(W.key.tenant).seq,
+        "seq": AtomStore.get_or_create_for(W.key.tenant).seq,
         "revisions": [{"kind": "pinned", "atomId": shown.atom_id, "revisionId": shown.id}],
         "full": True, "mFloor": 0.5}
 
@@ -284,7 +284,7 @@ def test_an_unreviewed_atom_is_hidden_under_require_approval_until_approved(X, W
     t = token(X, W, sources=[])
     ref = W.ok_write(create("a", "needle agent", input=t))["changes"]["a"]["ref"]
     assert texts(ok_read(W, {"query": "needle"})) == ["needle agent"]
-    AtomStore.for_tenant(acme)
+    AtomStore.get_or_create_for(acme)
     AtomStore.objects.filter(tenant=acme).update(require_approval=True)
     assert ok_read(W, {"query": "needle"})["items"] == []
     atoms_approve(tenant=acme, atom_id=atom_of(ref), actor=Actor.system("review"))
@@ -296,7 +296,7 @@ def test_a_root_requiring_an_unreviewed_atom_is_blocked_until_approval(X, W, I, 
     t = token(X, W, sources=[])
     condition = W.ok_write(create("c", "agent condition", input=t))["changes"]["c"]["ref"]
     I.ok_write(create("r", "needle root", links=required(own_ref(I, condition))))
-    AtomStore.for_tenant(acme)
+    AtomStore.get_or_create_for(acme)
     AtomStore.objects.filter(tenant=acme).update(require_approval=True)
     blocked = ok_read(W, {"query": "needle"})
     assert blocked["items"] == [] and blocked["diagnostics"]["validation"]["blocked"] == 1

@@ -45,7 +45,7 @@ def revise(ref: str, text: str) -> dict[str, Any]:
 
 
 def set_store(tenant: Any, **fields: Any) -> None:
-    AtomStore.for_tenant(tenant)
+    AtomStore.get_or_create_for(tenant)
     AtomStore.objects.filter(tenant=tenant).update(**fields)
 
 
@@ -142,7 +142,7 @@ def test_the_receipt_records_the_search_observation(I):
     receipt = Receipt.objects.get(id=result["receipt"]["id"])
     shown = Ref.objects.get(id=result["items"][0]["ref"])
     assert shown.id == outcome["changes"]["b"]["ref"] and receipt.kind == "search"
-    assert result["receipt"]["state"] == f"seq:{AtomStore.for_tenant(I.key.tenant).seq}"
+    assert result["receipt"]["state"] == f"seq:{AtomStore.get_or_create_for(I.key.tenant).seq}"
     observation = receipt.manifest["acquisition"]["queries"][0]
     assert observation == {
         "kind": "search", "signals": {"query": "needle thread"}, "readPolicies": ["default"], "seq": 1,
@@ -183,7 +183,7 @@ def test_search_adds_no_revisions_and_touches_no_use_state(X, W, I, acme):
     configure(acme)
     a = own_ref(W, I.ref(create("a", "needle a", links={"self": {"local": "a"}})))
     record_uses(X, W, a, 1)
-    store = AtomStore.for_tenant(acme)
+    store = AtomStore.get_or_create_for(acme)
     before = (Revision.objects.count(), store.seq, list(UseState.objects.values()), UseMarker.objects.count())
     ok_search(W, "needle")
     store.refresh_from_db()
@@ -212,7 +212,7 @@ def test_state_of_another_model_is_state_invalidated(X, W, I, acme):
 def test_a_small_evaluation_budget_leaves_the_ranking_unconverged(I):
     """A small evaluation budget stops before convergence and says so; a budget too small to start is
     BUDGET_EXHAUSTED."""
-    store = AtomStore.for_tenant(I.key.tenant)
+    store = AtomStore.get_or_create_for(I.key.tenant)
     store.config = {"activation": {"propagation": 0.5}}  # p = 0.5 spreads activation further than the default 0.1
     store.save(update_fields=["config"])
     I.ok_write(create("a", "needle a", links={"next": {"local": "b"}}), create("b", "needle b"))

@@ -33,7 +33,7 @@ WORKED_CONFIG = {"retrieval": {"depth": 2, "maxSeeds": 64}, "activation": {"prop
 
 
 def use_worked_config(tenant: Any) -> None:
-    store = AtomStore.for_tenant(tenant)
+    store = AtomStore.get_or_create_for(tenant)
     store.config = WORKED_CONFIG
     store.save(update_fields=["config"])
 

@@ -43,7 +43,7 @@ def test_an_invalid_config_is_invalid_input_and_saves_nothing(acme, admin, confi
     assert error_of(response)["code"] == "INVALID_INPUT"
     acme.refresh_from_db()
     assert acme.name == "Acme Corp"
-    assert AtomStore.for_tenant(acme).config == {}
+    assert AtomStore.get_or_create_for(acme).config == {}
 
 
 def test_a_valid_config_and_the_approval_flag_are_saved(acme, admin):

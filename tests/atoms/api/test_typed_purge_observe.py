@@ -67,4 +67,4 @@ def test_a_dry_run_by_ref_built_in_code_answers_as_the_api(I, Z):
     api = Z.post("purge", {"ref": ref, "options": {"dryRun": True}})
     result = atoms_purge(PurgeCommand(caller=Principal.for_key(Z.key), ref=ref, dry_run=True))
     assert api.status_code == 200 and purge_json(result) == api.json()
-    assert not AtomStore.for_tenant(Z.key.tenant).purge_barrier
+    assert not AtomStore.get_or_create_for(Z.key.tenant).purge_barrier

@@ -74,7 +74,7 @@ def B(I, W) -> str:
 
 @pytest.fixture
 def counting(acme) -> None:
-    AtomStore.for_tenant(acme)
+    AtomStore.get_or_create_for(acme)
     configure(acme, model_config("CountingModel"))
 
 
@@ -229,7 +229,7 @@ def test_bad_adaptive_use_options_are_refused_by_the_tenant_api(Z, acme, options
     config = {"activation": {"model": {"class": "atoms.core.availability.AdaptiveUse", "options": options}}}
     response = Z.client.patch("/api/v1/tenant", {"atoms_config": config}, format="json")
     assert response.status_code == 400 and code(response) == "INVALID_INPUT"
-    assert AtomStore.for_tenant(acme).config == {}
+    assert AtomStore.get_or_create_for(acme).config == {}
 
 
 # --- Model changes ------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from tests.atoms.models_for_tests import MODELS, model_config
 @pytest.fixture(autouse=True)
 def counting(settings: Any, acme: Any) -> None:
     settings.ATOMS_AVAILABILITY_MODELS = MODELS
-    AtomStore.for_tenant(acme)
+    AtomStore.get_or_create_for(acme)
     AtomStore.objects.filter(tenant=acme).update(config=model_config("CountingModel"))
 
 

@@ -11,7 +11,7 @@ def patch(client, config):
 
 
 def test_a_tenant_may_switch_its_provider_and_the_generation_goes_up(Z):
-    before = AtomStore.for_tenant(Z.key.tenant).index_generation
+    before = AtomStore.get_or_create_for(Z.key.tenant).index_generation
     response = patch(Z, {"embedding": None})
     assert response.status_code == 200, response.content
     store = AtomStore.objects.get(tenant=Z.key.tenant)
@@ -25,4 +25,4 @@ def test_it_refuses_a_class_outside_the_allow_list(Z):
     response = patch(Z, {"embedding": {"class": "os.system", "options": {}}})
     assert response.status_code == 400
     assert "embedding.class" in response.content.decode()
-    assert AtomStore.for_tenant(Z.key.tenant).config == {}
+    assert AtomStore.get_or_create_for(Z.key.tenant).config == {}

@@ -109,7 +109,7 @@ def test_the_semantic_channel_keeps_k_eligible_heads_whatever_other_policies_hol
     from atoms.vector_index import refresh
     from tests.atoms.api.helpers import AtomsClient
 
-    store = AtomStore.for_tenant(acme)
+    store = AtomStore.get_or_create_for(acme)
     store.config = {"retrieval": {"lexicalCandidates": 0, "semanticCandidates": 1}}
     store.save()
     key, raw = make_key(acme, "ingest", read_policies=["default", "private"], write_policies=["default", "private"])

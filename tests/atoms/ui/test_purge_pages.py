@@ -45,7 +45,7 @@ def test_the_preview_lists_the_atom_and_its_dependants_and_changes_nothing(clien
     assert f'name="affected" value="{digest_of(sorted([source, quote]))}"' in content
     assert "Purge 2 atoms" in content
     assert (Atom.objects.count(), Revision.objects.count(), AuditEvent.objects.count()) == before
-    assert not AtomStore.for_tenant(acme).purge_barrier
+    assert not AtomStore.get_or_create_for(acme).purge_barrier
 
 
 @pytest.mark.parametrize("who", ["bob", "carol"])
@@ -56,7 +56,7 @@ def test_reviewers_and_viewers_may_not_purge(request, client, acme, pair, who):
     assert confirm(client, [source, quote], source).status_code == 403
     assert client.get(purge_url(source, "/progress")).status_code == 403
     assert client.post(purge_url(source, "/resume")).status_code == 403
-    assert Atom.objects.filter(id=source).exists() and not AtomStore.for_tenant(acme).purge_barrier
+    assert Atom.objects.filter(id=source).exists() and not AtomStore.get_or_create_for(acme).purge_barrier
 
 
 def test_another_tenants_atom_is_not_found(client, acme, globex, dave, pair):
@@ -81,7 +81,7 @@ def test_confirming_needs_the_box_ticked(client, acme, alice, pair):
     response = client.post(purge_url(source), {"affected": digest_of(sorted(pair))}, headers=HX)
     assert response.status_code == 200
     assert b'data-testid="confirm-error"' in response.content and b"<html" not in response.content
-    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.get_or_create_for(acme).purge_barrier
 
 
 @pytest.mark.parametrize("ticked", [{}, {"confirm": ""}, {"confirm": "false"}])
@@ -93,7 +93,7 @@ def test_an_unticked_box_is_named_before_a_stale_or_missing_digest(client, acme,
     assert b'data-testid="purge-changed"' not in response.content
     ticked_only = client.post(purge_url(source), {"confirm": "on"}, headers=HX)  # the preview's digest lost
     assert b'data-testid="purge-changed"' in ticked_only.content
-    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.get_or_create_for(acme).purge_barrier
 
 
 def test_a_preview_that_went_out_of_date_is_shown_again_instead_of_purging(client, acme, alice, pair):
@@ -102,7 +102,7 @@ def test_a_preview_that_went_out_of_date_is_shown_again_instead_of_purging(clien
     response = confirm(client, [source], source)  # the admin saw only the source
     assert response.status_code == 200
     assert b'data-testid="purge-changed"' in response.content
-    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.for_tenant(acme).purge_barrier
+    assert Atom.objects.filter(id__in=pair).count() == 2 and not AtomStore.get_or_create_for(acme).purge_barrier
 
 
 def test_a_confirmed_purge_runs_to_the_end_and_shows_the_receipt(
@@ -146,7 +146,7 @@ def test_the_barrier_goes_up_before_the_task_runs(client, acme, alice, pair, dja
     with django_capture_on_commit_callbacks(execute=False) as queued:
         confirm(client, [source, quote], source)
     # The task has not run yet, but the tenant's Atom API is already closed.
-    assert AtomStore.for_tenant(acme).purge_barrier["atomId"] == source
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
     assert Atom.objects.filter(id__in=pair).count() == 2
     assert len(queued) == 1
 

@@ -51,7 +51,7 @@ def test_it_refuses_every_store_with_tenant_suspended(method, path, body, suspen
     key.refresh_from_db()
     assert key.last_used_at is None
     assert not KvEntry.objects.exists()
-    assert MemoryVolume.for_tenant(suspended).entries("user") == []
+    assert MemoryVolume.get_or_create_for(suspended).entries("user") == []
 
 
 def test_read_only_and_every_kind_of_key_are_refused_alike(suspended, make_key, client_for) -> None:

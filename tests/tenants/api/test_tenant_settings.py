@@ -78,7 +78,7 @@ def test_saving_settings_never_undoes_a_concurrent_store_write(acme, make_key, c
     from tenants.memory.service import memory_write
     from tenants.models import MemoryVolume
 
-    MemoryVolume.for_tenant(acme)
+    MemoryVolume.get_or_create_for(acme)
     bound = tenant_settings.settings_validate(acme, {"memory_limit": 3000})
     # A write lands between validation and save.
     MemoryVolume.objects.filter(tenant=acme).update(approval="off")
@@ -114,7 +114,7 @@ def test_a_string_is_not_taken_as_a_limit(acme, make_key, client_for):
     _patch_is_refused(client, {"user_limit": "12"}, "user_limit")
     _patch_is_refused(client, {"kv_key_bytes": "64"}, "kv_key_bytes")
     _patch_is_refused(client, {"api_rate_per_minute": "600"}, "api_rate_per_minute")
-    assert MemoryVolume.for_tenant(acme).user_limit != 12
+    assert MemoryVolume.get_or_create_for(acme).user_limit != 12
     assert not AuditEvent.objects.filter(action="tenant.settings").exists()
 
 

@@ -10,7 +10,7 @@ from tenants.models import MemoryVolume, Tenant
 
 
 def set_volume(tenant: Tenant, **fields: Any) -> MemoryVolume:
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     for name, value in fields.items():
         setattr(volume, name, value)
     volume.save()

@@ -119,7 +119,7 @@ def test_tenants_get_separate_folders(acme, globex, volume, root):
     add(acme, "acme fact")
     add(globex, "globex fact")
     files_sync(volume.pk)
-    files_sync(MemoryVolume.for_tenant(globex).pk)
+    files_sync(MemoryVolume.get_or_create_for(globex).pk)
     assert (folder_of(root, acme) / "MEMORY.md").read_text(encoding="utf-8") == "acme fact"
     assert (folder_of(root, globex) / "MEMORY.md").read_text(encoding="utf-8") == "globex fact"
 

@@ -124,7 +124,7 @@ def test_over_the_limit_fails_unless_limits_may_be_raised(acme, tmp_path):
 
 
 def test_the_tenants_secrets_are_redacted(acme, tmp_path):
-    volume = MemoryVolume.for_tenant(acme)
+    volume = MemoryVolume.get_or_create_for(acme)
     volume.secrets = ["hunter2hunter2"]
     volume.save(update_fields=["secrets"])
     run(memories(tmp_path / "memories", MEMORY="db password hunter2hunter2\n§\nkey sk-abcdefghijklmnopqrstu"))

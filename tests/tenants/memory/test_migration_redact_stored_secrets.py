@@ -94,7 +94,7 @@ def test_entries_that_redaction_makes_equal_are_kept_once(old_apps, old_volume):
 
 
 def test_clean_rows_are_not_rewritten(old_apps, acme):
-    volume = MemoryVolume.for_tenant(acme)
+    volume = MemoryVolume.get_or_create_for(acme)
     MemoryVolume.objects.filter(pk=volume.pk).update(memory_entries=["plain fact"])
     session = MemorySession.objects.create(volume=volume, chat_id="c2", snapshot="plain fact", snapshot_digest="d",
                                            memory_version=0, user_version=0, created_by="t")

@@ -92,7 +92,7 @@ def test_removing_the_entry_resolves_its_finding(acme):
 
 
 def test_a_rescan_of_a_deleted_volume_is_nothing_to_do(acme):
-    volume = MemoryVolume.for_tenant(acme)
+    volume = MemoryVolume.get_or_create_for(acme)
     volume_id = volume.pk
     volume.delete()
     assert rescan_volume(volume_id) is None

@@ -16,11 +16,11 @@ ACTOR = Actor.system("tests")
 
 
 def volume_of(tenant: Tenant) -> MemoryVolume:
-    return MemoryVolume.objects.get(pk=MemoryVolume.for_tenant(tenant).pk)
+    return MemoryVolume.objects.get(pk=MemoryVolume.get_or_create_for(tenant).pk)
 
 
 def approval_off(tenant: Tenant) -> MemoryVolume:
-    volume = MemoryVolume.for_tenant(tenant)
+    volume = MemoryVolume.get_or_create_for(tenant)
     volume.approval = Approval.OFF
     volume.save(update_fields=["approval"])
     return volume

@@ -22,7 +22,7 @@ def page_url(slug: str = "acme", rest: str = "") -> str:
 
 
 def volume_of(tenant: Tenant) -> MemoryVolume:
-    return MemoryVolume.objects.get(pk=MemoryVolume.for_tenant(tenant).pk)
+    return MemoryVolume.objects.get(pk=MemoryVolume.get_or_create_for(tenant).pk)
 
 
 def entries_of(tenant: Tenant, target: str = "memory") -> list[str]:

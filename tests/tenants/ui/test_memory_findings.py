@@ -14,7 +14,7 @@ FINDINGS = page_url(rest="findings/")
 
 
 def finding(tenant: Tenant, entry: str, patterns: list[str], target: str = "memory") -> ThreatFinding:
-    return ThreatFinding.objects.create(volume=MemoryVolume.for_tenant(tenant), target=target, entry=entry,
+    return ThreatFinding.objects.create(volume=MemoryVolume.get_or_create_for(tenant), target=target, entry=entry,
                                         patterns=patterns, patterns_version=1)
 
 

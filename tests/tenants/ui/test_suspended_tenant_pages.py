@@ -61,7 +61,7 @@ def test_an_htmx_write_gets_the_banner_with_the_refusal_in_place_of_the_pages_ba
     html = response.content.decode()
     assert html.strip().startswith('<div id="tenant-suspended">') and "<html" not in html
     assert 'role="alert"' in html and "Your change was not saved" in html and "30 Nov 2026" in html
-    assert MemoryVolume.for_tenant(suspended).entries("user") == []
+    assert MemoryVolume.get_or_create_for(suspended).entries("user") == []
 
 
 @pytest.mark.parametrize(("who", "path", "data"), [
@@ -110,4 +110,4 @@ def test_lifting_the_suspension_restores_writes_and_drops_the_banner(client, ali
     assert "bob is already a member" in response.content.decode()
     client.force_login(bob)
     assert client.post("/t/acme/memory/user/add", {"content": "Prefers tabs", "version": "0"}).status_code == 200
-    assert MemoryVolume.for_tenant(suspended).entries("user") == ["Prefers tabs"]
+    assert MemoryVolume.get_or_create_for(suspended).entries("user") == ["Prefers tabs"]

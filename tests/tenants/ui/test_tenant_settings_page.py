@@ -27,7 +27,7 @@ def every_field() -> list[str]:
 
 
 def test_the_page_shows_every_field_of_the_tenant_endpoint_grouped_by_section(client, alice, acme, api):
-    KvConfig.objects.filter(pk=KvConfig.for_tenant(acme).pk).update(value_bytes=4096)
+    KvConfig.objects.filter(pk=KvConfig.get_or_create_for(acme).pk).update(value_bytes=4096)
     client.force_login(alice)
     html = client.get(PAGE).content.decode()
     for name in api.get("/api/v1/tenant").json():
@@ -94,19 +94,19 @@ def test_a_rate_limit_left_empty_goes_back_to_the_server_default(client, alice, 
 
 
 def test_unticking_the_approval_box_sends_false(client, alice, acme):
-    AtomStore.objects.filter(pk=AtomStore.for_tenant(acme).pk).update(require_approval=True)
+    AtomStore.objects.filter(pk=AtomStore.get_or_create_for(acme).pk).update(require_approval=True)
     client.force_login(alice)
     client.post(PAGE, {"was:atoms_require_approval": "true"})  # an unticked box sends nothing
-    assert AtomStore.for_tenant(acme).require_approval is False
+    assert AtomStore.get_or_create_for(acme).require_approval is False
 
 
 def test_fields_left_as_the_page_showed_them_do_not_overwrite_a_concurrent_change(client, alice, acme):
     client.force_login(alice)
     # The page was loaded with a 1 MiB value limit; the API changed it since.
-    KvConfig.objects.filter(pk=KvConfig.for_tenant(acme).pk).update(value_bytes=999)
+    KvConfig.objects.filter(pk=KvConfig.get_or_create_for(acme).pk).update(value_bytes=999)
     client.post(PAGE, {"kv_value_bytes": "1048576", "was:kv_value_bytes": "1048576",
                        "kv_key_bytes": "512", "was:kv_key_bytes": "1024"})
-    config = KvConfig.for_tenant(acme)
+    config = KvConfig.get_or_create_for(acme)
     assert (config.value_bytes, config.key_bytes) == (999, 512)
 
 
@@ -175,15 +175,15 @@ def test_one_bad_field_saves_nothing_of_the_others_and_keeps_what_was_typed(clie
 
 def test_a_changed_embedding_config_bumps_the_index_generation_as_through_the_api(client, alice, acme):
     client.force_login(alice)
-    generation = AtomStore.for_tenant(acme).index_generation
+    generation = AtomStore.get_or_create_for(acme).index_generation
     client.post(PAGE, {"atoms_config": json.dumps({"embedding": None}), "was:atoms_config": "{}"})
-    assert AtomStore.for_tenant(acme).index_generation == generation + 1
+    assert AtomStore.get_or_create_for(acme).index_generation == generation + 1
 
 
 def test_the_memory_limits_saved_here_are_the_memory_settings(client, alice, acme):
     client.force_login(alice)
     client.post(PAGE, {"memory_limit": "3000", "user_limit": "500"})
-    volume = MemoryVolume.for_tenant(acme)
+    volume = MemoryVolume.get_or_create_for(acme)
     assert (volume.memory_limit, volume.user_limit) == (3000, 500)
 
 
