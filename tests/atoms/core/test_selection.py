@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from atoms.core.activation import ActivationGraph, GraphNode, evaluate
 from atoms.core.closure import AtomNode, Closure
+from atoms.core.packing import Packing, quote_class
 from atoms.core.render import Layout
-from atoms.core.selection import PackingBudget, Selection, _Packing, quote_class, recall_stop, select
+from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from tests.atoms.core.worked_example import (
     E1,
     E2,
@@ -387,7 +388,7 @@ def test_every_read_stays_within_budget_complete_and_deterministic(
 @given(quote_universes(), st.data())
 def test_incremental_pricing_matches_the_render(universe: list[AtomNode], data: st.DataObject) -> None:
     layout = Layout(universe)
-    packing = _Packing(layout=layout, class_of={key: key for key in layout.nodes},
+    packing = Packing(layout=layout, class_of={key: key for key in layout.nodes},
                        weight=dict.fromkeys(layout.nodes, 1.0))
     keys = list(layout.nodes)
     for _ in range(data.draw(st.integers(1, 6))):
