@@ -47,6 +47,18 @@ def parse_budget(raw: Any, deadline: Any) -> Budget:
     return budget
 
 
+def budget_as_sent(budget: Budget) -> dict[str, Any]:
+    """The `budget` and `deadline` options a caller would send for `budget`: the limits it
+    lowers below their ceilings, and the deadline if any (for a command built in code)."""
+    sent: dict[str, Any] = {}
+    lowered = {name: value for name, value in budget.limits.items() if value != CEILINGS[name]}
+    if lowered:
+        sent["budget"] = lowered
+    if budget.deadline is not None:
+        sent["deadline"] = budget.deadline
+    return sent
+
+
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

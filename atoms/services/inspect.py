@@ -25,7 +25,7 @@ from atoms.models.review import HIDDEN_REVIEW
 from atoms.models.storage import RevisionState
 from atoms.principal import Binding, Principal
 from atoms.services.barrier import open_store
-from atoms.services.budget import CEILINGS, Budget, check_deadline, parse_budget
+from atoms.services.budget import Budget, budget_as_sent, check_deadline, parse_budget
 from atoms.services.cursors import issue_cursor, open_cursor
 from atoms.services.receipts import PresentedUnit, create_receipt
 from atoms.services.refs import resolve_ref
@@ -114,11 +114,7 @@ def options_as_sent(options: InspectOptions) -> dict[str, Any] | None:
         sent["limit"] = options.limit
     if options.range is not None:
         sent["range"] = {"start": options.range[0], "bytes": options.range[1]}
-    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
-    if lowered:
-        sent["budget"] = lowered
-    if options.budget.deadline is not None:
-        sent["deadline"] = options.budget.deadline
+    sent.update(budget_as_sent(options.budget))
     if options.cursor is not None:
         sent["cursor"] = options.cursor
     return sent or None

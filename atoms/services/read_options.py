@@ -7,7 +7,7 @@ from typing import Any
 
 from atoms.core.text import is_blank
 from atoms.errors import AtomError, invalid
-from atoms.services.budget import CEILINGS, Budget, is_int, parse_paging
+from atoms.services.budget import Budget, budget_as_sent, is_int, parse_paging
 
 STATE_KEYS = ("query", "context", "thought", "observations", "signal")
 OPTION_KEYS = {"limit", "tokens", "depth", "cursor", "budget", "deadline"}
@@ -81,11 +81,7 @@ def options_as_sent(options: ReadOptions) -> dict[str, Any]:
     sent: dict[str, Any] = {"tokens": options.tokens, "limit": options.limit}
     if options.depth is not None:
         sent["depth"] = options.depth
-    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
-    if lowered:
-        sent["budget"] = lowered
-    if options.budget.deadline is not None:
-        sent["deadline"] = options.budget.deadline
+    sent.update(budget_as_sent(options.budget))
     if options.cursor is not None:
         sent["cursor"] = options.cursor
     return sent

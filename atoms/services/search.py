@@ -22,7 +22,7 @@ from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
 from atoms.services.barrier import open_store
-from atoms.services.budget import CEILINGS, Budget, check_deadline, parse_paging
+from atoms.services.budget import Budget, budget_as_sent, check_deadline, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned
@@ -59,11 +59,7 @@ def options_as_sent(options: SearchOptions) -> dict[str, Any]:
     sent: dict[str, Any] = {"limit": options.limit}
     if options.depth is not None:
         sent["depth"] = options.depth
-    lowered = {name: value for name, value in options.budget.limits.items() if value != CEILINGS[name]}
-    if lowered:
-        sent["budget"] = lowered
-    if options.budget.deadline is not None:
-        sent["deadline"] = options.budget.deadline
+    sent.update(budget_as_sent(options.budget))
     if options.cursor is not None:
         sent["cursor"] = options.cursor
     return sent
