@@ -7,8 +7,8 @@ overlapping quotes (evidence), refs issued for the first time.
 
 Where the queries go, for the read below (two channel texts):
 
-- request: the atom store (2: `answer_read`'s barrier check, then the service), the store
-  again inside the snapshot (1), the savepoint and its release (2);
+- request: the atom store (1: `answer_read`'s barrier check, handed to the service), the
+  store again inside the snapshot (1), the savepoint and its release (2);
 - candidates: the statistics with the corpus totals (1); per channel text one lexical lookup,
   which reads the whole revision rows of its hits (2; no vector lookup without a provider); a
   bulk re-read only of candidates no lexical lookup returned whole (none here);
@@ -25,8 +25,8 @@ Where the queries go, for the read below (two channel texts):
 - refs: one bulk issue (look-up, and an insert that returns the refs it made: 2);
 - the receipt insert (1); a cursor reuses the store row read at the start (no query).
 
-Measured: a read 18 queries at 100 atoms and at 5,000, a search 15 and 17 (the same on
-SQLite and PostgreSQL); the bounds leave one for headroom. Before the graph and closure
+Measured: a read 17 queries at 100 atoms and at 5,000, a search 14 and 16 (the same on
+SQLite and PostgreSQL); the bounds leave two for headroom. Before the graph and closure
 levels read their targets with their slots, the closure load reused the graph's slots, the
 staleness heads came with the upstream revisions, and the statistics, use state and ref
 issue each lost a statement, the same read cost 25 and 25 queries, the search 21 and 24;
