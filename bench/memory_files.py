@@ -113,11 +113,12 @@ def write_series(slug: str, count: int, budget_s: float, volume_root: str = "") 
 
 def verify(slugs: list[str]) -> dict[str, dict[str, int]]:
     """Per tenant: entries stored, distinct entries, version number, version rows, size."""
+    from tenants.memory.rules import file_form
     from tenants.models import MemoryVersion, MemoryVolume
 
     return {volume.tenant.slug: {
         "entries": len(volume.memory_entries), "distinct": len(set(volume.memory_entries)),
-        "version": volume.memory_version, "chars": len("\n§\n".join(volume.memory_entries)),
+        "version": volume.memory_version, "chars": len(file_form(volume.memory_entries)),
         "rows": MemoryVersion.objects.filter(volume=volume, target="memory").count(),
     } for volume in MemoryVolume.objects.filter(tenant__slug__in=slugs).select_related("tenant")}
 

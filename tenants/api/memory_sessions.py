@@ -15,7 +15,7 @@ from tenants.memory.tool_call import memory_tool_call
 from tenants.memory.tool_schema import TOOL_SCHEMA
 
 SESSION_EXAMPLE = {"id": "0f8c1d7e-4a52-4c1b-9a3e-7d2b5f6e8a91", "chat_id": "c1", "created_at": "2026-11-30T10:00:00Z",
-                   "snapshot": "══…══\nMEMORY (your personal notes) [0% — 5/2,200 chars]\n══…══\nA\n§\nB",
+                   "snapshot": "══…══\nMEMORY (your personal notes) [0% — 5/2,200 chars]\n══…══\nA\n\u00a7\nB",
                    "snapshot_digest": "sha256:926c653d…", "versions": {"memory": 2, "user": 0}}
 Session = inline_serializer("MemorySession", {
     "id": serializers.UUIDField(), "chat_id": serializers.CharField(allow_null=True),

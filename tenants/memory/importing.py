@@ -16,7 +16,7 @@ from memoryhub.actors import Actor
 from memoryhub.audit import audit_record
 from memoryhub.digests import sha256_hex
 from tenants.memory import rules
-from tenants.memory.rules import SEPARATOR, MemoryRuleError, fmt
+from tenants.memory.rules import DIVIDER, SEPARATOR, MemoryRuleError, fmt, holds_divider
 from tenants.models import MemoryVolume, Origin, Tenant
 
 FILE_NAMES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -82,9 +82,9 @@ def clean_entries(entries: Sequence[str], secrets: Sequence[str]) -> list[str]:
     cleaned: list[str] = []
     for number, entry in enumerate(entries, start=1):
         text = threats.redact(entry, secrets)
-        if SEPARATOR in text or text.endswith("\n§"):
-            raise EntryProblem("SEPARATOR_IN_CONTENT", "The entry ends with a line holding only '§' and would be read "
-                               "back differently.", entry=number)
+        if holds_divider(text):
+            raise EntryProblem("SEPARATOR_IN_CONTENT", f"The entry ends with a line holding only '{DIVIDER}' and would "
+                               "be read back differently.", entry=number)
         finding = threats.first_finding(text)
         if finding is not None:
             raise threat_problem(number, finding.pattern, finding.codepoint)

@@ -13,7 +13,11 @@ from typing import Any
 from memoryhub import threats
 from memoryhub.errors import DomainError
 
-SEPARATOR = "\n§\n"
+# Entries are joined by a line holding only the section sign, as the original tool writes
+# the files (docs/memory-files.md "How it works"); spelled as an escape so the one character
+# is not mistaken for a section citation.
+DIVIDER = "\u00a7"
+SEPARATOR = f"\n{DIVIDER}\n"
 TARGETS = ("memory", "user")
 ACTIONS = ("add", "replace", "remove", "list")
 ALIASES = {"read": "list", "get": "list"}
@@ -28,6 +32,12 @@ def fmt(n: int) -> str:
 
 def file_form(entries: Sequence[str]) -> str:
     return SEPARATOR.join(entries)
+
+
+def holds_divider(text: str) -> bool:
+    """Whether `text` holds a divider line, so that it would be read back as several entries
+    (a text ending in one would swallow the next entry's divider)."""
+    return SEPARATOR in text or text.endswith(f"\n{DIVIDER}")
 
 
 def size_of(entries: Sequence[str]) -> int:
@@ -188,11 +198,11 @@ def _clean(step: Step, secrets: Sequence[str]) -> tuple[str | None, str | None]:
                        else "The replacement text is blank. To delete an entry, call 'remove'.")
             raise MemoryRuleError("CONTENT_EMPTY", message)
         content = threats.redact(content, secrets)
-        if SEPARATOR in content or content.endswith("\n§"):
+        if holds_divider(content):
             raise MemoryRuleError(
                 "SEPARATOR_IN_CONTENT",
-                "The text contains the entry divider (a line holding only '§') and would be read back as several "
-                "entries. Reword that line.",
+                f"The text contains the entry divider (a line holding only '{DIVIDER}') and would be read back as "
+                "several entries. Reword that line.",
             )
         finding = threats.first_finding(content)
         if finding is not None:
