@@ -59,6 +59,18 @@ def budget_as_sent(budget: Budget) -> dict[str, Any]:
     return sent
 
 
+def paging_as_sent(*, limit: int, depth: int | None, cursor: str | None, budget: Budget) -> dict[str, Any]:
+    """The paging options search and read send: the page size, the depth and cursor when given,
+    the lowered budget and the deadline."""
+    sent: dict[str, Any] = {"limit": limit}
+    if depth is not None:
+        sent["depth"] = depth
+    sent.update(budget_as_sent(budget))
+    if cursor is not None:
+        sent["cursor"] = cursor
+    return sent
+
+
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

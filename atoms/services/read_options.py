@@ -7,7 +7,7 @@ from typing import Any
 
 from atoms.core.text import is_blank
 from atoms.errors import AtomError, invalid
-from atoms.services.budget import Budget, budget_as_sent, is_int, parse_paging
+from atoms.services.budget import Budget, is_int, paging_as_sent, parse_paging
 
 STATE_KEYS = ("query", "context", "thought", "observations", "signal")
 OPTION_KEYS = {"limit", "tokens", "depth", "cursor", "budget", "deadline"}
@@ -78,10 +78,5 @@ def parse_options(raw: Any) -> ReadOptions:
 def options_as_sent(options: ReadOptions) -> dict[str, Any]:
     """The options object a form would send for `options`: the page size, the token budget and
     what differs from the defaults (a cursor is bound to the options as sent, less the cursor)."""
-    sent: dict[str, Any] = {"tokens": options.tokens, "limit": options.limit}
-    if options.depth is not None:
-        sent["depth"] = options.depth
-    sent.update(budget_as_sent(options.budget))
-    if options.cursor is not None:
-        sent["cursor"] = options.cursor
-    return sent
+    return {"tokens": options.tokens,
+            **paging_as_sent(limit=options.limit, depth=options.depth, cursor=options.cursor, budget=options.budget)}

@@ -22,7 +22,7 @@ from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
 from atoms.services.barrier import open_store
-from atoms.services.budget import Budget, budget_as_sent, check_deadline, parse_paging
+from atoms.services.budget import Budget, check_deadline, paging_as_sent, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned
@@ -56,13 +56,7 @@ def parse_options(raw: Any) -> SearchOptions:
 def options_as_sent(options: SearchOptions) -> dict[str, Any]:
     """The options object a form would send for `options`: the page size and what differs
     from the defaults (a cursor is bound to the options as sent, less the cursor)."""
-    sent: dict[str, Any] = {"limit": options.limit}
-    if options.depth is not None:
-        sent["depth"] = options.depth
-    sent.update(budget_as_sent(options.budget))
-    if options.cursor is not None:
-        sent["cursor"] = options.cursor
-    return sent
+    return paging_as_sent(limit=options.limit, depth=options.depth, cursor=options.cursor, budget=options.budget)
 
 
 @dataclass(frozen=True)
