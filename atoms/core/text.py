@@ -105,7 +105,12 @@ CACHED_TEXT = 2_048
 
 
 def _make_terms(text: str) -> tuple[str, ...]:
-    return tuple(term for run in _WORD_RUN.findall(normalize_for_match(text)) for term in _run_terms(run))
+    normalized = normalize_for_match(text)
+    runs = _WORD_RUN.findall(normalized)
+    if normalized.isascii():
+        # An ASCII run is its own one term (_run_terms): no generator per word, the same tuple.
+        return tuple(runs)
+    return tuple(term for run in runs for term in _run_terms(run))
 
 
 _cached_terms = lru_cache(maxsize=4096)(_make_terms)

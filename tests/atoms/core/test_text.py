@@ -159,3 +159,15 @@ def test_tokens_are_distinct_non_empty_and_found_in_the_normalized_text(text: st
     normalized = normalize_for_match(text)
     assert all(token and token in normalized for token in tokens)
     assert lexical(text, text) == (1.0 if tokens else 0.0)
+
+
+
+@given(st.text(alphabet=st.sampled_from("ab_ Z9.-\u00e9\u00df\ufb01\uff21\u65e5\u672c\u8a9e\uac00"), max_size=40))
+def test_the_ascii_shortcut_gives_the_terms_of_the_per_run_rule(text: str) -> None:
+    """An ASCII text skips the per-run split (atoms.core.text._make_terms); every text, ASCII
+    or not, keeps the terms of the documented per-run rule, in order, duplicates kept."""
+    from atoms.core.text import _WORD_RUN, _run_terms, index_terms, normalize_for_match
+
+    for sample in (text, text.encode("ascii", "ignore").decode()):
+        by_run = [term for run in _WORD_RUN.findall(normalize_for_match(sample)) for term in _run_terms(run)]
+        assert index_terms(sample) == by_run
