@@ -120,6 +120,11 @@ def _terms(text: str) -> tuple[str, ...]:
     return _cached_terms(text) if len(text) <= CACHED_TEXT else _make_terms(text)
 
 
+def body_terms(text: str) -> tuple[str, ...]:
+    """`index_terms` as a tuple, from the same cache (not to be modified: it is shared)."""
+    return _terms(text)
+
+
 def index_terms(text: str) -> list[str]:
     """Every index term of `text`, duplicates kept, in text order (the BM25 index, docs/atoms.md
     "Lexical relevance").

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from atoms.core.bm25 import LexicalQuery, Statistics, keyed_counts, query_terms
-from atoms.core.text import match
+from atoms.core.text import body_terms, is_blank, match
 from atoms.models import Revision
 
 Cosine = Callable[[str], float | None]
@@ -34,20 +34,37 @@ class Weights:
         return (self.semantic * semantic + self.lexical * lexical_score) / total
 
 
+# Past this many distinct query terms a body's full term counts are the cheaper way to score it.
+COUNTED_TERMS = 32
+
+
 def seed_matches(kinds: Mapping[str, Sequence[str]], revisions: Sequence[Revision], stats: Statistics,
                  cosine_of: Callable[[Revision], Cosine], weights: Weights) -> dict[str, float]:
-    """revision id → m(x) for every revision given."""
+    """revision id → m(x) for every revision given.
+
+    BM25 reads a body's tf only for the signal's query terms. When none of those is a digest
+    key (`bm25.term_key` of a long term, which starts with `#`, never a word character), a
+    body term has that key only if it is that very term, so its tf is the number of times it
+    occurs among the body's terms: counted for the few terms asked, not for every term of
+    the body (the same integers, hence the same floats as `keyed_counts`)."""
     queries: dict[str, LexicalQuery] = {}  # per signal text: its terms and their idf, once
+    for texts in kinds.values():
+        for text in texts:
+            if text not in queries and not is_blank(text):
+                queries[text] = LexicalQuery(query_terms(text), stats)
+    asked = list(dict.fromkeys(term for query in queries.values() for term in query.terms))
+    by_term = len(asked) <= COUNTED_TERMS and not any(term.startswith("#") for term in asked)
     out: dict[str, float] = {}
     for revision in revisions:
-        counts, length = keyed_counts(revision.body)
+        if by_term:
+            terms = body_terms(revision.body)
+            counts, length = {term: terms.count(term) for term in asked}, len(terms)
+        else:
+            counts, length = keyed_counts(revision.body)
         cosine = cosine_of(revision)
 
         def part(text: str, counts: dict[str, int] = counts, length: int = length, cosine: Cosine = cosine) -> float:
-            query = queries.get(text)
-            if query is None:
-                query = queries[text] = LexicalQuery(query_terms(text), stats)
-            return weights.part(query.score(counts, length), cosine(text))
+            return weights.part(queries[text].score(counts, length), cosine(text))
 
         out[revision.id] = match(kinds, part)
     return out
