@@ -25,7 +25,7 @@ from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
 from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from atoms.services.hits import Hits
-from atoms.services.rows import revision_columns, select_revisions
+from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 from tenants.models import Tenant
 
 # Signal texts that query the channels (every text still counts in m).
@@ -130,9 +130,63 @@ def _visible_sql(require_approval: bool) -> str:
     return sql
 
 
+@dataclass(frozen=True)
+class _Lookup:
+    """One text's lexical lookup, to run with the others in one statement: `sql` selects the
+    rank `n` (1 = best) then `revision_columns('r')` of its top `k` eligible heads."""
+
+    sql: str
+    params: list[Any]
+    k: int
+    skipped: bool
+    approximate: bool
+
+
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
                     require_approval: bool, k: int) -> Hits:
     """The top `k` eligible heads of one text by BM25, ties by atomId: one query."""
+    return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
+                            require_approval=require_approval, k=k)[0]
+
+
+def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics, read_policies: Sequence[str],
+                     require_approval: bool, k: int) -> list[Hits]:
+    """The lexical channel of each text (`lexical_channel`), every lookup in one statement: a
+    UNION ALL of one ranked, limited lookup per text (each statement is a PostgreSQL round
+    trip; docs/atoms.md "Read path costs"). Each lookup keeps its own ORDER BY and LIMIT, and
+    its rows come back in that order, so a text's hits are those of its own statement."""
+    planned = [_lookup(tenant_id=tenant_id, text=text, stats=stats, read_policies=read_policies,
+                       require_approval=require_approval, k=k) for text in texts]
+    lookups = [(i, plan) for i, plan in enumerate(planned) if isinstance(plan, _Lookup)]
+    if not lookups:
+        return [plan for plan in planned if isinstance(plan, Hits)]
+    parts: list[str] = []
+    params: list[Any] = []
+    for i, lookup in lookups:
+        parts.append(f"SELECT {i} AS c, l{i}.* FROM ({lookup.sql}) l{i}")  # noqa: S608 - an int and built SQL
+        params += lookup.params
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts) + " ORDER BY 1, 2", params)
+        found = cursor.fetchall()
+    width = len(ATTNAMES)
+    revisions = build_revisions(row[2:2 + width] for row in found)
+    per_text: dict[int, list[Revision]] = {i: [] for i, _ in lookups}
+    for row, revision in zip(found, revisions, strict=True):
+        per_text[row[0]].append(revision)
+    out: list[Hits] = []
+    for i, plan in enumerate(planned):
+        if isinstance(plan, Hits):
+            out.append(plan)
+            continue
+        rows = per_text[i]
+        out.append(Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= plan.k, skipped=plan.skipped,
+                        approximate=plan.approximate, rows={r.id: r for r in rows}))
+    return out
+
+
+def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
+            require_approval: bool, k: int) -> Hits | _Lookup:
+    """The lookup of one text, or its Hits when it needs none (no term known, no policy)."""
     present = [t for t in query_terms(text) if stats.df.get(t, 0) > 0]
     if k <= 0 or not present or not read_policies:
         return Hits(pairs=[], full=False)
@@ -153,21 +207,20 @@ def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_polici
     posting = LexicalPosting._meta.db_table
     score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
-    # rows of the same snapshot (docs/atoms.md "Read path costs").
-    sql = (f"SELECT {revision_columns('r')} FROM ("  # noqa: S608 - constants and %s placeholders only
+    # rows of the same snapshot (docs/atoms.md "Read path costs"). The rank is the position
+    # in the lookup's own order, which the combined statement sorts by.
+    sql = (f"SELECT ROW_NUMBER() OVER (ORDER BY h.score DESC, h.atom_id) AS n, {revision_columns('r')} FROM ("  # noqa: S608
            f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
            f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
            f"GROUP BY p.atom_id, p.revision_id) h "
            f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
            f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
     params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies, k]
-    rows = select_revisions(sql, params)
-    return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped,
-                rows={r.id: r for r in rows})
+    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=False)
 
 
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
-                 require_approval: bool, k: int) -> Hits:
+                 require_approval: bool, k: int) -> _Lookup:
     """The lookup of one term held by more than SKIP_DOCS heads. Its BM25 weight rises with tf
     and falls with length, so the best heads are among the first postings in (tf descending,
     length ascending) order, which the lookup index gives directly: the COMMON_SCAN * k first
@@ -181,16 +234,16 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    sql = (f"SELECT {revision_columns('r')} FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id "  # noqa: S608
-           f"ORDER BY (h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id LIMIT %s")
-    params: list[Any] = []
+    order = "(h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id"
+    sql = (f"SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS n, {revision_columns('r')} "  # noqa: S608
+           f"FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id ORDER BY {order} LIMIT %s")
+    # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
+    weights = [K1 * (1.0 - B), K1 * B / avgdl]
+    params: list[Any] = [*weights]
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
-    # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
-    params += [K1 * (1.0 - B), K1 * B / avgdl, k]
-    rows = select_revisions(sql, params)
-    return Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= k, skipped=skipped, approximate=True,
-                rows={r.id: r for r in rows})
+    params += [*weights, k]
+    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True)
 
 
 def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
@@ -218,8 +271,8 @@ def two_channel_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]]
 
     stats = load_statistics(tenant.pk, read_policies, signal_terms(kinds))
     texts = channel_texts(kinds)
-    lexical = [lexical_channel(tenant_id=tenant.pk, text=text, stats=stats, read_policies=read_policies,
-                               require_approval=require_approval, k=lexical_k) for text in texts]
+    lexical = lexical_channels(tenant_id=tenant.pk, texts=texts, stats=stats, read_policies=read_policies,
+                               require_approval=require_approval, k=lexical_k)
     near = semantic_channel(tenant=tenant, semantic=semantic, texts=texts, read_policies=read_policies,
                             require_approval=require_approval, k=semantic_k)
     refs, cut = union(list(zip(lexical, near, strict=True)), limit)
