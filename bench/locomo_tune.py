@@ -61,7 +61,8 @@ class Point:
     depth: int = 2
     lexical_candidates: int | None = None
     semantic_candidates: int | None = None
-    defaults: bool = False  # the engine's own defaults: an empty config
+    stopwords: str = "none"  # a list of atoms/core/stopwords.py, for the query terms (not a config key)
+    defaults: bool = False  # the engine's own defaults: an empty config, the engine's own stopwords
 
     def config(self) -> dict[str, Any]:
         if self.defaults:
@@ -84,7 +85,8 @@ class Point:
         if self.defaults:
             return ("defaults",)
         graph = ("no-graph",) if self.inert(form) else (self.propagation, self.forward, self.reverse, self.depth)
-        return (self.semantic, self.max_seeds, self.lexical_candidates, self.semantic_candidates, *graph)
+        return (self.semantic, self.max_seeds, self.lexical_candidates, self.semantic_candidates, self.stopwords,
+                *graph)
 
     def measured(self, form: str) -> Point:
         """The equal point that is cheapest to measure: depth 0 when links cannot act."""
@@ -95,6 +97,7 @@ class Point:
             return "engine defaults (config {})"
         extra = "".join(f" {name} {value}" for name, value in (("lexC", self.lexical_candidates),
                                                                 ("semC", self.semantic_candidates)) if value is not None)
+        extra += f" stop {self.stopwords}" if self.stopwords != "none" else ""
         return (f"sem {self.semantic:.2f} p {self.propagation:.2f} follows {self.forward:g}:{self.reverse:g} "
                 f"seeds {self.max_seeds} depth {self.depth}{extra}")
 
@@ -115,11 +118,27 @@ def unaccepted(point: Point) -> list[str]:
     return out
 
 
+ENGINE_STOPWORDS: frozenset[str] | None = None  # the engine's own list, kept for the defaults point
+
+
+def use_stopwords(point: Point) -> None:
+    """Set the query stopwords the engine uses (atoms/core/bm25.py STOPWORDS) for this point:
+    a code constant, not a tenant config key, so the bench switches it in the process."""
+    global ENGINE_STOPWORDS
+    from atoms.core import bm25
+    from atoms.core.stopwords import LISTS
+
+    if ENGINE_STOPWORDS is None:
+        ENGINE_STOPWORDS = bm25.STOPWORDS
+    bm25.STOPWORDS = ENGINE_STOPWORDS if point.defaults else LISTS[point.stopwords]
+
+
 def store_config(conversations: list[Conversation], point: Point) -> None:
     """The validated config when atoms/config.py accepts it, else the raw one (reported)."""
     from atoms.config import ConfigError, validate_config
     from atoms.models import AtomStore
 
+    use_stopwords(point)
     try:
         config = validate_config(point.config())
     except ConfigError:
@@ -217,7 +236,10 @@ class Tuner:
         with tqdm(total=total, desc=stage, unit="q", file=sys.stderr) as bar:
             for (form, _, _), point in todo.items():
                 self.refused.update(unaccepted(point))
-                self.cache[(form, step, point.key(form))] = measure(self.memories[form], point.measured(form), step, bar)
+                result = self.cache[(form, step, point.key(form))] = measure(
+                    self.memories[form], point.measured(form), step, bar)
+                progress(f"  {form}: {point.measured(form).label()}: R@10 {100 * result['recall@10']:.1f} "
+                         f"(BM25 {100 * self.baseline(form, step)['recall@10']:.1f}) MRR {100 * result['mrr']:.1f}")
         for point in points:
             self.results[point] = {form: self.cache[(form, step, point.key(form))] for form in self.memories}
 
@@ -229,15 +251,18 @@ def grids(args: argparse.Namespace, tuner: Tuner) -> None:
     axes = {"semantic": args.semantic, "propagation": args.propagation, "follows": args.follows,
             "max_seeds": args.max_seeds, "depth": args.depth,
             "lexical_candidates": args.lexical_candidates or [None],
-            "semantic_candidates": args.semantic_candidates or [None]}
+            "semantic_candidates": args.semantic_candidates or [None], "stopwords": args.stopwords}
+    if args.grid == "list":
+        tuner.run(list(dict.fromkeys(parse_point(text) for text in args.point)), "listed points")
+        return
     if args.grid == "full":
         points = [Point(semantic=s, propagation=p, forward=f, reverse=r, max_seeds=m, depth=d,
-                        lexical_candidates=lc, semantic_candidates=sc)
-                  for s, p, (f, r), m, d, lc, sc in itertools.product(*axes.values())]
+                        lexical_candidates=lc, semantic_candidates=sc, stopwords=sw)
+                  for s, p, (f, r), m, d, lc, sc, sw in itertools.product(*axes.values())]
         tuner.run([Point(defaults=True), *dict.fromkeys(points)], "full grid")
         return
     tuner.run([Point(defaults=True)], "0 engine defaults")
-    base = Point(max_seeds=64 if 64 in args.max_seeds else args.max_seeds[0])
+    base = Point(max_seeds=64 if 64 in args.max_seeds else args.max_seeds[0], stopwords=args.stopwords[0])
     stage1 = [replace(base, semantic=s, propagation=0.0) for s in args.semantic]
     tuner.run(stage1, "1 weights")
     weights = tuner.best(stage1).semantic
@@ -262,7 +287,7 @@ def inert_axes(tuner: Tuner) -> list[str]:
     """Axes whose values, all else equal, never changed a ranking in any form."""
     out = []
     for axis in ("semantic", "propagation", "forward", "reverse", "max_seeds", "depth", "lexical_candidates",
-                 "semantic_candidates"):
+                 "semantic_candidates", "stopwords"):
         groups: dict[tuple[Any, ...], list[Point]] = {}
         for point, result in tuner.results.items():
             step = next(iter(result.values()))["step"]  # fingerprints compare on the same questions only
@@ -303,7 +328,7 @@ def print_table(tuner: Tuner, top: int) -> list[dict[str, Any]]:
                         "bm25": {f: tuner.baseline(f, step) for f in forms},
                         **{f: {k: v for k, v in result[f].items() if k != "fingerprint"} for f in forms}})
         if len(rows) > top:
-            print(f"... {len(rows) - top} more in {OUT.relative_to(ROOT)}")
+            print(f"... {len(rows) - top} more in the JSON")
     print("d: recall@10 minus BM25's on the same questions (points); mean d: over the forms; "
           "lnk-pln: linked minus plain recall@10; MRR over the first 64")
     return out
@@ -317,6 +342,24 @@ def ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
+POINT_KEYS = {"sem": ("semantic", float), "p": ("propagation", float), "seeds": ("max_seeds", int),
+              "depth": ("depth", int), "lexC": ("lexical_candidates", int), "semC": ("semantic_candidates", int),
+              "stop": ("stopwords", str)}
+
+
+def parse_point(text: str) -> Point:
+    """`sem=0.3,p=0.1,follows=1:1,seeds=32,depth=1,stop=lucene` (unnamed keys as Point's defaults)."""
+    values: dict[str, Any] = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        if name == "follows":
+            values["forward"], values["reverse"] = pairs(value)[0]
+        else:
+            field_name, kind = POINT_KEYS[name]
+            values[field_name] = kind(value)
+    return Point(**values)
+
+
 def pairs(text: str) -> list[tuple[float, float]]:
     return [(float(a), float(b)) for a, b in (x.split(":") for x in text.split(",") if x)]
 
@@ -325,7 +368,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the first 2 conversations only")
     parser.add_argument("--conversations", type=int, help="the first N conversations (default all 7)")
-    parser.add_argument("--grid", choices=("staged", "full"), default="staged")
+    parser.add_argument("--grid", choices=("staged", "full", "list"), default="staged",
+                        help="list: the --point configs only")
+    parser.add_argument("--point", action="append", default=[],
+                        help="--grid list: one config, e.g. sem=0.3,p=0.1,follows=1:1,seeds=32,depth=1,stop=lucene")
+    parser.add_argument("--stopwords", type=lambda t: [x for x in t.split(",") if x], default=["none"],
+                        help="query stopword lists of atoms/core/stopwords.py: none, lucene, glasgow (default none)")
     parser.add_argument("--semantic", type=floats, default=floats("0.3,0.4,0.5,0.6,0.7,0.8,0.9"),
                         help="retrieval.weights.semantic values (lexical = 1 - semantic)")
     parser.add_argument("--propagation", type=floats, default=floats("0,0.1,0.2,0.3,0.5"))
@@ -343,6 +391,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=40, help="rows printed (all are written to the JSON)")
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--data", type=Path, default=DATA, help=f"LoCoMo dev JSON (default {DATA})")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"the JSON written (default {OUT.relative_to(ROOT)})")
     args = parser.parse_args()
     forms = [f for f in FORMS if f in args.forms.split(",")]
     if not args.data.is_file():
@@ -378,11 +427,11 @@ def main() -> int:
         rows = print_table(tuner, args.top)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "command": " ".join(
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"date": started.isoformat(timespec="seconds"), "command": " ".join(
         [".venv/bin/python", "bench/locomo_tune.py", *sys.argv[1:]]), "bypassed": sorted(tuner.refused),
         "inert_axes": inert, "load_average": os.getloadavg(), "results": rows}, indent=1) + "\n")
-    print(f"written to {OUT.relative_to(ROOT)}")
+    print(f"written to {args.out}")
     return 0
 
 

@@ -113,6 +113,18 @@ def keyed_counts(text: str) -> tuple[dict[str, int], int]:
     return keyed, length
 
 
+# Query terms left out of lexical relevance, for the lexical channel and bm25 alike
+# (docs/atoms.md "Lexical relevance"). Document terms, the stored index and the statistics
+# keep every word: only the terms a signal text asks for are filtered. Empty: no stopwords.
+STOPWORDS: frozenset[str] = frozenset()
+
+
 def query_terms(text: str) -> list[str]:
-    """The distinct term keys of a signal text, first seen first."""
-    return list(dict.fromkeys(term_key(term) for term in distinct_terms(text)))
+    """The distinct term keys of a signal text, first seen first, less the STOPWORDS; a text
+    made only of stopwords keeps them all (it still matches what it names)."""
+    terms = list(dict.fromkeys(term_key(term) for term in distinct_terms(text)))
+    stopwords = STOPWORDS
+    if not stopwords:
+        return terms
+    kept = [term for term in terms if term not in stopwords]
+    return kept or terms
