@@ -87,12 +87,15 @@ def _unit(unit: PresentedUnit) -> dict[str, Any]:
 def _unique_units(units: list[PresentedUnit]) -> list[dict[str, Any]]:
     """Manifest units, once per distinct presentation (a self-linked root shown twice in
     the same way is one unit; shown as a range and as a body it is two)."""
-    seen: set[str] = set()
+    seen: set[tuple[str | None, ...]] = set()
     out = []
     for unit in units:
         entry = _unit(unit)
-        # The canonical form itself tells presentations apart; hashing it would add nothing.
-        identity = canonical({k: entry.get(k) for k in ("revision", "display", "range", "quote")}, omit_none=True)
+        # Revision and display are strings; range and quote are told apart by their canonical
+        # forms (None when absent, as omit_none leaves them out): the same equality as the
+        # canonical form of the four together, without printing the strings.
+        identity = (entry["revision"], entry["display"],
+                    *(None if entry.get(k) is None else canonical(entry[k], omit_none=True) for k in ("range", "quote")))
         if identity not in seen:
             seen.add(identity)
             out.append(entry)
