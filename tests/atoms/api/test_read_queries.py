@@ -42,6 +42,7 @@ import json
 from typing import Any
 
 import pytest
+from django.db import connection, transaction
 
 from atoms.api.read import answer_read
 from atoms.api.search import answer_search
@@ -86,3 +87,35 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
         search = answer_search(caller, {"query": f"needle root {word}"})
     assert search["items"][0]["text"] == f"needle root {word}" and "cursor" in search
     assert any("ref" in link for item in search["items"] for link in item["links"])  # link targets' refs
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_the_snapshot_is_opened_by_its_begin_and_the_connection_level_comes_back(
+        I: AtomsClient, W: AtomsClient, X: AtomsClient) -> None:
+    """Outside any test transaction, as a request runs it: every statement of a read and a
+    search runs in REPEATABLE READ (docs/atoms.md "Candidates"), no SET TRANSACTION is sent
+    after the BEGIN (the driver's BEGIN names the level: one round trip fewer), and the next
+    transaction on the connection is READ COMMITTED again."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the isolation level is PostgreSQL's")
+    query_corpus.build(I.key, W.key, X.key, 2)
+    caller = Principal.for_key(W.key)
+    word = query_corpus.word(1)
+    sent: list[str] = []
+    levels: set[str] = set()
+
+    def probe(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        sent.append(sql)
+        if connection.in_atomic_block:  # the driver's own cursor: not logged, not probed again
+            levels.add(connection.connection.execute("SHOW transaction_isolation").fetchone()[0])
+        return result
+
+    with connection.execute_wrapper(probe):
+        answer_read(caller, {"state": {"query": f"needle root {word}", "context": f"shared middle {word}"}})
+        answer_search(caller, {"query": f"needle root {word}"})
+    assert levels == {"repeatable read"}
+    assert not [sql for sql in sent if sql.upper().startswith("SET")]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SHOW transaction_isolation")
+        assert cursor.fetchone()[0] == "read committed"
