@@ -11,11 +11,12 @@ on the database or on which other candidates were found.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from atoms.core.bm25 import LexicalQuery, Statistics, keyed_counts, query_terms
-from atoms.core.text import body_terms, is_blank, match
+from atoms.core.text import body_terms, is_blank
 from atoms.models import Revision
 
 Cosine = Callable[[str], float | None]
@@ -48,23 +49,35 @@ def seed_matches(kinds: Mapping[str, Sequence[str]], revisions: Sequence[Revisio
     occurs among the body's terms: counted for the few terms asked, not for every term of
     the body (the same integers, hence the same floats as `keyed_counts`)."""
     queries: dict[str, LexicalQuery] = {}  # per signal text: its terms and their idf, once
+    present: list[list[tuple[str, LexicalQuery]]] = []  # per kind present: its non-blank texts
     for texts in kinds.values():
+        pairs = []
         for text in texts:
-            if text not in queries and not is_blank(text):
-                queries[text] = LexicalQuery(query_terms(text), stats)
+            if not is_blank(text):
+                query = queries.get(text)
+                if query is None:
+                    query = queries[text] = LexicalQuery(query_terms(text), stats)
+                pairs.append((text, query))
+        if pairs:
+            present.append(pairs)
     asked = list(dict.fromkeys(term for query in queries.values() for term in query.terms))
     by_term = len(asked) <= COUNTED_TERMS and not any(term.startswith("#") for term in asked)
+    part = weights.part
     out: dict[str, float] = {}
     for revision in revisions:
+        if not present:
+            out[revision.id] = 0.0
+            continue
         if by_term:
             terms = body_terms(revision.body)
             counts, length = {term: terms.count(term) for term in asked}, len(terms)
         else:
             counts, length = keyed_counts(revision.body)
         cosine = cosine_of(revision)
-
-        def part(text: str, counts: dict[str, int] = counts, length: int = length, cosine: Cosine = cosine) -> float:
-            return weights.part(queries[text].score(counts, length), cosine(text))
-
-        out[revision.id] = match(kinds, part)
+        # atoms.core.text.match, unrolled over the texts kept above: the same sums in the same order.
+        kind_means = []
+        for pairs in present:
+            parts = [part(query.score(counts, length), cosine(text)) for text, query in pairs]
+            kind_means.append(math.fsum(parts) / len(parts))
+        out[revision.id] = math.fsum(kind_means) / len(kind_means)
     return out
