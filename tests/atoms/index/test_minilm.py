@@ -45,3 +45,40 @@ def test_a_paraphrase_finds_an_atom_with_no_shared_words(minilm, I, X):
     body = X.post("search", {"query": query}).json()
     assert body["diagnostics"]["index"] == "ready"
     assert body["items"][0]["text"] == "My dog loves chasing tennis balls in the park."
+
+
+# Texts of very different lengths, in no particular order: short and long ones mixed.
+MIXED = [("word " * n).strip() + f" number {n}." for n in (3, 90, 7, 41, 12, 150, 2, 66, 25, 5, 110, 33, 9, 58, 18, 80)]
+
+
+def test_its_vectors_are_those_of_sentence_transformers_encode(minilm):
+    """Batches cut by token count change which texts are padded together, not the vectors
+    (docs/atoms.md "Semantic index")."""
+    expected = minilm.provider.model.encode(MIXED, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False)
+    vectors = minilm.encode(MIXED)
+    assert vectors.shape == (len(MIXED), 384)
+    assert np.allclose(vectors, expected, rtol=0, atol=1e-6)
+    assert np.array_equal(minilm.encode([]), np.zeros((0, 384), dtype=np.float32))
+
+
+def test_a_call_is_tokenized_once_and_computes_few_padding_tokens(minilm, monkeypatch):
+    model = minilm.provider.model
+    calls = {"preprocess": 0, "padded": 0, "own": 0}
+    preprocess, forward = model.preprocess, model.forward
+
+    def counted_preprocess(*args, **kwargs):
+        calls["preprocess"] += 1
+        return preprocess(*args, **kwargs)
+
+    def counted_forward(features, *args, **kwargs):
+        calls["padded"] += int(features["attention_mask"].numel())
+        calls["own"] += int(features["attention_mask"].sum())
+        return forward(features, *args, **kwargs)
+
+    monkeypatch.setattr(model, "preprocess", counted_preprocess)
+    monkeypatch.setattr(model, "forward", counted_forward)
+    minilm.encode(MIXED * 4)
+    assert calls["preprocess"] == 1
+    # One batch of 64 padded to the longest text would compute about twice the texts' own tokens.
+    assert calls["padded"] <= 1.1 * calls["own"]
