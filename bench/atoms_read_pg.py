@@ -8,7 +8,7 @@
 
 `build` writes the corpus of bench/atoms_scale.py into the database DATABASE_URL names
 (dropped and created anew) and runs ANALYZE; it is then a template that is kept. `run` makes
-`<name>_run` from that template (reads write refs and receipts, so every run starts from the
+`<name>_run` (`<name>_$BENCH_COPY`) from that template (reads write refs and receipts, so every run starts from the
 same state) and makes the call list of bench/atoms_read_cpu.py, recording the answers,
 normalized the same way, and the process time, wall time and statements of each call, so
 `atoms_read_cpu.py compare` compares two runs. `trace` makes one read (or search) twice on
@@ -38,6 +38,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import atoms_read_cpu as cpu  # noqa: E402
 
+COPY = os.environ.get("BENCH_COPY", "run")  # the copy's suffix: two runs at once need two copies
+
 
 def _urls() -> tuple[str, str, str]:
     url = os.environ.get("DATABASE_URL", "")
@@ -45,7 +47,7 @@ def _urls() -> tuple[str, str, str]:
         raise SystemExit("DATABASE_URL must name a PostgreSQL database")
     parts = urlsplit(url)
     name = parts.path.lstrip("/")
-    return url, name, urlunsplit(parts._replace(path=f"/{name}_run"))
+    return url, name, urlunsplit(parts._replace(path=f"/{name}_{COPY}"))
 
 
 def _admin(sql: str) -> None:
@@ -93,8 +95,8 @@ def build(size: int) -> None:
 
 def _fresh_copy() -> str:
     _, name, run_url = _urls()
-    _admin(f'DROP DATABASE IF EXISTS "{name}_run" WITH (FORCE)')
-    _admin(f'CREATE DATABASE "{name}_run" TEMPLATE "{name}"')
+    _admin(f'DROP DATABASE IF EXISTS "{name}_{COPY}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{name}_{COPY}" TEMPLATE "{name}"')
     return run_url
 
 
@@ -102,11 +104,13 @@ def _caller() -> Any:
     from atoms.principal import Principal
     from tenants.models import ApiKey
 
-    return Principal.for_key(ApiKey.objects.filter(tenant__slug=cpu.SLUG).order_by("id").first())
+    return Principal.for_key(ApiKey.objects.filter(tenant__slug=cpu.SLUG).order_by("id")[0])
 
 
 def _body(op: str) -> dict[str, Any]:
-    spec = next(s for s in cpu.calls(12) if s["op"] == op and "context" in json.dumps(s["body"]))
+    """A read with a context (two channel texts), a search at depth 2."""
+    mark = "context" if op == "read" else "depth"
+    spec = next(s for s in cpu.calls(12) if s["op"] == op and mark in json.dumps(s["body"]))
     return spec["body"]
 
 
@@ -168,7 +172,7 @@ def trace(op: str) -> None:
             started = time.perf_counter()
             answer(caller, body)
             walls.append((time.perf_counter() - started) * 1000)
-    database.commit = commit  # type: ignore[method-assign]
+    database.commit = commit
     counts = {len(t) for t in timings}
     print(f"untraced, 20 calls: wall median {statistics.median(walls):.1f} ms; statements {sorted(counts)}; "
           f"COMMIT median {statistics.median(commits):.2f} ms")
