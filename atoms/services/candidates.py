@@ -133,7 +133,8 @@ def _visible_sql(require_approval: bool) -> str:
 @dataclass(frozen=True)
 class _Lookup:
     """One text's lexical lookup, to run with the others in one statement: `sql` selects the
-    rank `n` (1 = best) then `revision_columns('r')` of its top `k` eligible heads."""
+    order value `o` then `revision_columns('r')` of its top `k` eligible heads, best first by
+    (`o` descending, atomId)."""
 
     sql: str
     params: list[Any]
@@ -163,7 +164,9 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     parts: list[str] = []
     params: list[Any] = []
     for i, lookup in lookups:
-        parts.append(f"SELECT {i} AS c, l{i}.* FROM ({lookup.sql}) l{i}")  # noqa: S608 - an int and built SQL
+        # The rank is numbered over the lookup's own k rows, by its own order.
+        parts.append(f"SELECT {i} AS c, ROW_NUMBER() OVER (ORDER BY l{i}.o DESC, l{i}.atom_id) AS n, "  # noqa: S608
+                     f"{revision_columns(f'l{i}')} FROM ({lookup.sql}) l{i}")
         params += lookup.params
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts) + " ORDER BY 1, 2", params)
@@ -207,9 +210,8 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
     posting = LexicalPosting._meta.db_table
     score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
-    # rows of the same snapshot (docs/atoms.md "Read path costs"). The rank is the position
-    # in the lookup's own order, which the combined statement sorts by.
-    sql = (f"SELECT ROW_NUMBER() OVER (ORDER BY h.score DESC, h.atom_id) AS n, {revision_columns('r')} FROM ("  # noqa: S608
+    # rows of the same snapshot (docs/atoms.md "Read path costs").
+    sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ("  # noqa: S608
            f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
            f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
            f"GROUP BY p.atom_id, p.revision_id) h "
@@ -234,15 +236,13 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    order = "(h.tf * 1.0) / (h.tf + %s + %s * h.length) DESC, h.atom_id"
-    sql = (f"SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS n, {revision_columns('r')} "  # noqa: S608
-           f"FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id ORDER BY {order} LIMIT %s")
+    sql = (f"SELECT (h.tf * 1.0) / (h.tf + %s + %s * h.length) AS o, {revision_columns('r')} "  # noqa: S608
+           f"FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id ORDER BY o DESC, h.atom_id LIMIT %s")
     # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
-    weights = [K1 * (1.0 - B), K1 * B / avgdl]
-    params: list[Any] = [*weights]
+    params: list[Any] = [K1 * (1.0 - B), K1 * B / avgdl]
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
-    params += [*weights, k]
+    params.append(k)
     return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True)
 
 
