@@ -169,8 +169,9 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
                      f"{revision_columns(f'l{i}')} FROM ({lookup.sql}) l{i}")
         params += lookup.params
     with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts) + " ORDER BY 1, 2", params)
+        cursor.execute(" UNION ALL ".join(parts), params)
         found = cursor.fetchall()
+    found.sort(key=lambda row: (row[0], row[1]))  # by text, then rank: no server sort of whole rows
     width = len(ATTNAMES)
     revisions = build_revisions(row[2:2 + width] for row in found)
     per_text: dict[int, list[Revision]] = {i: [] for i, _ in lookups}
