@@ -164,7 +164,10 @@ def select(
 
     token_budget, size_budget = budget.token_budget, budget.size_budget
     # Every closure priced on its own, once (a tuple's hash is not cached: looked up by root).
-    alone_of = {root: fresh()._alone(members[root]) for root in roots}
+    # `_alone` reads only the shared layout, classes, weights and memo, so one empty packing
+    # prices them all.
+    pricer = fresh()
+    alone_of = {root: pricer._alone(members[root]) for root in roots}
 
     def feasible(trial: Trial) -> bool:
         return trial.cost <= token_budget and trial.count <= size_budget and trial.text_bytes <= budget.max_bytes
