@@ -59,6 +59,11 @@ class ModelSpaceMismatch(Exception):
 # through the cache once per call, about 10 ms on one core, the time of 48 tokens
 # (docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`").
 BATCH_OVERHEAD_TOKENS: Final = 48
+# With several torch threads every operator of a forward ends at a barrier, and while other
+# processes hold the cores each barrier can wait a scheduler slice: on the loaded two-core
+# machine, 44 forwards per 640 LoCoMo turns took twice the time of 12 with two threads. So
+# a threaded encoder cuts fewer, larger batches (16 per 640 turns, 12 % padding, not 39 and 4 %).
+BATCH_OVERHEAD_TOKENS_THREADED: Final = 400
 BATCH_MAX_TOKENS: Final = 4096  # padded tokens a forward may hold (bounds its memory)
 
 
@@ -127,7 +132,7 @@ class MiniLMProvider:
         The texts are tokenized once, then run through the model in the batches
         `length_batches` cuts by token count, so a batch carries little padding: with
         batches of 64 in character-length order, as `SentenceTransformer.encode` runs
-        them, a step of LoCoMo turns computed 37 % more tokens than its own. Texts longer
+        them, a step of LoCoMo turns computed 36 % more tokens than its own. Texts longer
         than the model's maximum sequence length are truncated by the tokenizer."""
         import torch
 
@@ -137,7 +142,8 @@ class MiniLMProvider:
         with torch.inference_mode():
             features = self.model.preprocess(texts)  # padded to the longest text
             tokens = features["attention_mask"].sum(dim=1).tolist()
-            for rows in length_batches(tokens, max_rows=self.batch_size):
+            overhead = BATCH_OVERHEAD_TOKENS if torch.get_num_threads() == 1 else BATCH_OVERHEAD_TOKENS_THREADED
+            for rows in length_batches(tokens, max_rows=self.batch_size, overhead=overhead):
                 width, index = tokens[rows[0]], torch.tensor(rows)
                 batch = {name: value[index, :width] if isinstance(value, torch.Tensor) and value.dim() == 2 else value
                          for name, value in features.items()}

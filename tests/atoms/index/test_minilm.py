@@ -82,3 +82,29 @@ def test_a_call_is_tokenized_once_and_computes_few_padding_tokens(minilm, monkey
     assert calls["preprocess"] == 1
     # One batch of 64 padded to the longest text would compute about twice the texts' own tokens.
     assert calls["padded"] <= 1.1 * calls["own"]
+
+
+def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeypatch):
+    import torch
+
+    model = minilm.provider.model
+    forward = model.forward
+    calls: list[int] = []
+
+    def counted_forward(features, *args, **kwargs):
+        calls.append(1)
+        return forward(features, *args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", counted_forward)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = minilm.encode(MIXED * 4)
+        single = len(calls)
+        calls.clear()
+        torch.set_num_threads(2)
+        two = minilm.encode(MIXED * 4)
+    finally:
+        torch.set_num_threads(threads)
+    assert len(calls) < single
+    assert np.allclose(one, two, rtol=0, atol=1e-6)
