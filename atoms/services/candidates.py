@@ -81,6 +81,13 @@ def signal_terms(kinds: Mapping[str, Sequence[str]]) -> list[str]:
     return list(seen)
 
 
+# A float parameter of the lexical lookups. The driver binds parameters on the client, so a
+# bare Python float reaches PostgreSQL as a decimal literal, of type numeric, and the whole BM25
+# sum would run in numeric arithmetic (slower); cast, it runs in float8 on PostgreSQL as in
+# doubles on SQLite (docs/atoms.md "Candidates"). SQLite reads the type name as REAL.
+_FLOAT = "CAST(%s AS DOUBLE PRECISION)"
+
+
 def _marks(values: Sequence[Any]) -> str:
     return ", ".join(["%s"] * len(values))
 
@@ -204,12 +211,12 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
                             k=k)
     skipped = len(kept) < len(present)
     avgdl = stats.avgdl or 1.0
-    cases = " ".join(["WHEN %s THEN %s"] * len(kept))
+    cases = " ".join([f"WHEN %s THEN {_FLOAT}"] * len(kept))
     idf_params: list[Any] = []
     for term in kept:  # (k1 + 1) is folded into the weight: it orders nothing
         idf_params += [term, stats.idf(term)]
     posting = LexicalPosting._meta.db_table
-    score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + %s + %s * p.length))"
+    score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + {_FLOAT} + {_FLOAT} * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
     # rows of the same snapshot (docs/atoms.md "Read path costs").
     sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ("  # noqa: S608
@@ -237,7 +244,8 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    sql = (f"SELECT (h.tf * 1.0) / (h.tf + %s + %s * h.length) AS o, {revision_columns('r')} "  # noqa: S608
+    sql = (f"SELECT CAST(h.tf AS DOUBLE PRECISION) / (h.tf + {_FLOAT} + {_FLOAT} * h.length) AS o, "  # noqa: S608
+           f"{revision_columns('r')} "
            f"FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id ORDER BY o DESC, h.atom_id LIMIT %s")
     # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
     params: list[Any] = [K1 * (1.0 - B), K1 * B / avgdl]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from atoms.core.bm25 import Statistics
 from atoms.models import Revision
@@ -164,3 +165,23 @@ def test_a_common_term_checks_eligibility_before_its_limit(I, acme, monkeypatch)
     monkeypatch.setattr(provider, "SKIP_DOCS", 0)
     monkeypatch.setattr(provider, "COMMON_SCAN", 1)
     assert bodies(found(acme, "common", k=1)) == ["common plain"]
+
+
+@pytest.mark.parametrize("skip_docs", [provider.SKIP_DOCS, 0], ids=["bm25-sum", "common-term"])
+def test_the_lexical_order_value_is_a_double_on_both_databases(I, acme, monkeypatch, skip_docs):
+    """The lookups' float parameters are cast (docs/atoms.md "Candidates"): the driver binds
+    on the client, so without the cast PostgreSQL gets decimal literals and computes the order
+    value in numeric; with it, in float8, as SQLite computes it in doubles."""
+    I.ok_write(create("a", "needle x"), create("b", "needle needle y"), create("c", "x z"))
+    monkeypatch.setattr(provider, "SKIP_DOCS", skip_docs)
+    stats = provider.load_statistics(acme.pk, ["default"], ["needle", "x"])
+    lookup = provider._lookup(tenant_id=acme.pk, text="needle x", stats=stats, read_policies=["default"],
+                              require_approval=False, k=10)
+    assert isinstance(lookup, provider._Lookup) and lookup.approximate is (skip_docs == 0)
+    postgresql = connection.vendor == "postgresql"
+    typeof = "pg_typeof(l.o)::text" if postgresql else "typeof(l.o)"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {typeof} FROM ({lookup.sql}) l", lookup.params)
+        types = [row[0] for row in cursor.fetchall()]
+    assert len(types) == (3 if skip_docs else 2)
+    assert set(types) == {"double precision" if postgresql else "real"}
