@@ -4,9 +4,9 @@ time goes (docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`").
     .venv/bin/python bench/atoms_index_rate.py [--turns 640] [--step 256] [--threads 1,2]
         [--rounds 2] [--variants before,now] [--data PATH]
 
-The first `--turns` LoCoMo dev turns (conversations in file order, read from
-../shared/data/locomo-dev.json, never copied into the project; without it the script says
-so and exits with status 0) are written as plain atoms into one fresh tenant, SQLite in a
+The first `--turns` LoCoMo dev turns (conversations in file order, read where
+bench/locomo_ingest.py reads them or from `--data`, never copied into the project; without
+the file the script says so and exits with status 0) are written as plain atoms into one fresh tenant, SQLite in a
 temporary folder, in process, as bench/locomo_recall.py writes them. Then, for every round,
 every torch thread count of `--threads` and every variant, the tenant's index is emptied
 (entries, tombstones, checkpoints) and drained again with MiniLM in steps of `--step`
