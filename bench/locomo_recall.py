@@ -5,8 +5,9 @@ with the conversations written in two forms in the same run.
         [--forms plain,linked] [--torch-threads N] [--data PATH]
 
 Data: LoCoMo (Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM
-Agents", ACL 2024), read from ../shared/data/locomo-dev.json (never copied into the
-project); without it the script says so and exits with status 0.
+Agents", ACL 2024): its dev file, given by --data (the default is the shared data folder
+beside the checkout; docs/benchmarks.md "Retrieval quality (LoCoMo)"), never copied into the
+project; without it the script says so and exits with status 0.
 
 Each conversation is written twice, each time into a fresh tenant with an ingest key
 (bench/locomo_ingest.py): `plain`, every turn one atom without links, and `linked`, each

@@ -7,8 +7,9 @@ linked turns (bench/locomo_ingest.py).
         [--follows 1:1,1:0,0:1] [--max-seeds 32,64,128] [--depth 0,1,2]
         [--lexical-candidates N,..] [--semantic-candidates N,..] [--top N] [--torch-threads N]
 
-Data: ../shared/data/locomo-dev.json only (LoCoMo, Maharana et al., ACL 2024); without it
-the script says so and exits with status 0.
+Data: the LoCoMo dev file only (Maharana et al., ACL 2024), given by --data (the default is
+the shared data folder beside the checkout; docs/benchmarks.md "Retrieval quality (LoCoMo)");
+without it the script says so and exits with status 0.
 
 Each conversation is written and indexed once per form, into its own tenant; the encoder
 loads once. A grid point is a tenant config (`retrieval.weights` {semantic, lexical = 1 -

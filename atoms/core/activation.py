@@ -45,19 +45,23 @@ class RelationWeight(NamedTuple):
     reverse: float = 1.0
 
 
+# The contract's weight of a role the config does not name: 1 each way. The service passes
+# its own measured default instead (docs/atoms.md "Defaults"); the core's formulas and their
+# worked examples keep this one.
 DEFAULT_RELATION_WEIGHT = RelationWeight(1.0, 1.0)
 RelationWeights = Mapping[str, RelationWeight | tuple[float, float]]
 
 
-def relation_weight(role: str, relations: RelationWeights) -> RelationWeight:
-    """The (forward, reverse) weights of `role`; a role the config does not name weighs 1 each way."""
+def relation_weight(role: str, relations: RelationWeights,
+                    default: RelationWeight = DEFAULT_RELATION_WEIGHT) -> RelationWeight:
+    """The (forward, reverse) weights of `role`; a role the config does not name weighs `default`."""
     weight = relations.get(role)
-    return DEFAULT_RELATION_WEIGHT if weight is None else RelationWeight(*weight)
+    return default if weight is None else RelationWeight(*weight)
 
 
-def is_traversed(role: str, relations: RelationWeights) -> bool:
+def is_traversed(role: str, relations: RelationWeights, default: RelationWeight = DEFAULT_RELATION_WEIGHT) -> bool:
     """False when both weights of `role` are 0: acquisition must not follow such links at all."""
-    forward, reverse = relation_weight(role, relations)
+    forward, reverse = relation_weight(role, relations, default)
     return forward != 0 or reverse != 0
 
 
@@ -142,7 +146,8 @@ def seed_vector(m: Sequence[float], u: Sequence[float], beta: float) -> list[flo
     return [seed_value(m_i, u_i, beta) for m_i, u_i in zip(m, u, strict=True)]
 
 
-def transition_rows(size: int, edges: Sequence[Edge], relations: RelationWeights, p: float) -> list[TransitionRow]:
+def transition_rows(size: int, edges: Sequence[Edge], relations: RelationWeights, p: float,
+                    default: RelationWeight = DEFAULT_RELATION_WEIGHT) -> list[TransitionRow]:
     """Sparse rows of T: T[i][j] = p·w(i→j)/Σ_k w(i→k).
 
     Each edge adds `forward` to f→t and `reverse` to t→f; weights between the same pair add up
@@ -152,7 +157,7 @@ def transition_rows(size: int, edges: Sequence[Edge], relations: RelationWeights
     _check_propagation(p)
     weights: list[dict[int, float]] = [{} for _ in range(size)]
     for edge in edges:
-        forward, reverse = relation_weight(edge.role, relations)
+        forward, reverse = relation_weight(edge.role, relations, default)
         _check_non_negative(f"relations.{edge.role}.forward", forward)
         _check_non_negative(f"relations.{edge.role}.reverse", reverse)
         if forward:
@@ -345,10 +350,11 @@ def evaluate(
     relations: RelationWeights,
     max_work: int,
     deadline_passed: Callable[[], bool] | None = None,
+    default_relation: RelationWeight = DEFAULT_RELATION_WEIGHT,
 ) -> Evaluation:
     """Steps 3-6 of docs/atoms.md "Defaults" and the ranking, over an acquired graph. May raise BudgetExhausted."""
     b = seed_vector([node.m for node in graph.nodes], [node.u for node in graph.nodes], beta)
-    transitions = transition_rows(len(graph.nodes), graph.edges, relations, p)
+    transitions = transition_rows(len(graph.nodes), graph.edges, relations, p, default_relation)
     solution = solve(b, transitions, p, max_work, deadline_passed=deadline_passed)
     scores = normalize(solution.x)
     return Evaluation(b=b, transitions=transitions, solution=solution, scores=scores,

@@ -34,7 +34,11 @@ from atoms.services.semantic import Semantic, cosines, prepare
 from atoms.services.staleness import Staleness
 
 DEFAULT_BETA = 0.3
-DEFAULT_PROPAGATION = 0.1  # measured on the LoCoMo dev set: docs/atoms.md "Defaults"
+DEFAULT_PROPAGATION = 0.25  # measured on the LoCoMo dev set: docs/atoms.md "Defaults"
+# The weights of a role the tenant's `activation.relations` does not name, and of a direction
+# it leaves out: activation flows from a link's target to the atom that links to it, for every
+# role alike (measured on the LoCoMo dev set: docs/atoms.md "Defaults").
+DEFAULT_RELATION = RelationWeight(forward=0.0, reverse=1.0)
 
 Stop = Literal["completed", "numeric-budget", "deadline"]
 Provider = Callable[..., Candidates]
@@ -62,7 +66,8 @@ def recall_settings(config: Any) -> RecallSettings:
     retrieval = config.get("retrieval") or {}
     activation = config.get("activation") or {}
     value = {name: retrieval.get(name, default) for name, (default, _, _) in RETRIEVAL.items()}
-    relations = {role: RelationWeight(float(w.get("forward", 1.0)), float(w.get("reverse", 1.0)))
+    relations = {role: RelationWeight(float(w.get("forward", DEFAULT_RELATION.forward)),
+                                      float(w.get("reverse", DEFAULT_RELATION.reverse)))
                  for role, w in (activation.get("relations") or {}).items()}
     return RecallSettings(
         depth=value["depth"], max_seeds=value["maxSeeds"], max_nodes=value["maxNodes"],
@@ -229,12 +234,12 @@ class _Acquisition:
                 # An observed link is followed only while its pinned revision is the head.
                 if head is None or (slot.target_revision_id and slot.target_revision_id != head.id):
                     continue
-                if is_traversed(slot.role, self.relations):
+                if is_traversed(slot.role, self.relations, DEFAULT_RELATION):
                     self.link(x, head, slot.role, head, frontier)
             for slot, linker in linkers.get(x.atom_id, []):
                 if slot.target_revision_id and slot.target_revision_id != x.id:
                     continue
-                if is_traversed(slot.role, self.relations):
+                if is_traversed(slot.role, self.relations, DEFAULT_RELATION):
                     self.link(linker, x, slot.role, linker, frontier)
         return frontier
 
@@ -345,7 +350,7 @@ def _evaluate(binding: Binding, store: AtomStore, acquisition: _Acquisition, m_o
         graph.add_edge(nodes[source].atom_id, nodes[target].atom_id, role)
     try:
         evaluation = evaluate(graph, beta=settings.beta, p=settings.propagation, relations=settings.relations,
-                              max_work=budget.limits["maxEvaluationWork"],
+                              default_relation=DEFAULT_RELATION, max_work=budget.limits["maxEvaluationWork"],
                               deadline_passed=None if stop == "deadline" else deadline_passed)
     except BudgetExhausted as exc:
         raise from_core(exc) from exc

@@ -121,8 +121,17 @@ def test_a_read_receipt_can_be_presented_to_observe(X, W, I):
 
 # --- Closures ----------------------------------------------------------------------------------
 
+def spread_both_ways(client: AtomsClient, role: str = "condition") -> None:
+    """Activation along `role` both ways (the default is reverse only, docs/atoms.md "Defaults"),
+    so that a required condition is a scored graph node."""
+    store = AtomStore.get_or_create_for(client.key.tenant)
+    store.config = {"activation": {"relations": {role: {"forward": 1, "reverse": 1}}}}
+    store.save(update_fields=["config"])
+
+
 def test_two_roots_share_one_required_condition(W, I):
     """A condition two roots require is shown once."""
+    spread_both_ways(I)
     c = I.ref(create("c", "Shared condition C."))
     outcome = I.ok_write(create("a", "needle a", links=required(c)), create("b", "needle b", links=required(c)))
     result = ok_read(W, {"query": "needle"})
@@ -246,6 +255,7 @@ def test_the_selection_never_loses_to_the_baseline(X, W, I):
 
 def test_each_page_shows_the_shared_condition_again(W, I):
     """Each cursor page that shows a root shows its required condition again, scored as at the first page."""
+    spread_both_ways(I)
     c = I.ref(create("c", "Shared condition C."))
     I.ok_write(*[create(f"n{i}", f"needle {i}", links=required(c)) for i in range(3)])
     c_own = own_ref(W, c)

@@ -52,7 +52,7 @@ from django.db import connection, transaction
 
 from atoms.api.read import answer_read
 from atoms.api.search import answer_search
-from atoms.models import Ref, Revision
+from atoms.models import AtomStore, Ref, Revision
 from atoms.principal import Principal
 from atoms.services.refs import issue_ref
 from tests.atoms.api import query_corpus
@@ -78,6 +78,13 @@ def test_a_read_and_a_search_cost_the_same_bounded_queries_at_any_corpus_size(
     query_corpus.build(I.key, W.key, X.key, groups)
     assert Revision.objects.count() == groups * query_corpus.PER_GROUP
     _use(X, W)
+    # The corpus is laid out for activation both ways along every role (the contract's relation
+    # weights), so the graph reads the closures' first level. The default reverse-only weights
+    # (docs/atoms.md "Defaults") rank a root whose closure it did not read: one statement more.
+    store = AtomStore.get_or_create_for(I.key.tenant)
+    store.config = {"activation": {"relations": {role: {"forward": 1, "reverse": 1}
+                                                 for role in ("next", "condition", "detail", "see", "about")}}}
+    store.save(update_fields=["config"])
     caller = Principal.for_key(W.key)
     word = query_corpus.word(GROUP)
     refs_before = Ref.objects.count()

@@ -213,7 +213,8 @@ def test_a_small_evaluation_budget_leaves_the_ranking_unconverged(I):
     """A small evaluation budget stops before convergence and says so; a budget too small to start is
     BUDGET_EXHAUSTED."""
     store = AtomStore.get_or_create_for(I.key.tenant)
-    store.config = {"activation": {"propagation": 0.5}}  # p = 0.5 spreads activation further than the default 0.1
+    # p = 0.5 both ways spreads activation further than the defaults (docs/atoms.md "Defaults").
+    store.config = {"activation": {"propagation": 0.5, "relations": {"next": {"forward": 1, "reverse": 1}}}}
     store.save(update_fields=["config"])
     I.ok_write(create("a", "needle a", links={"next": {"local": "b"}}), create("b", "needle b"))
     result = ok_search(I, "needle", depth=1, budget={"maxEvaluationWork": 20})
@@ -260,9 +261,20 @@ def test_budgets_bound_the_page_and_a_first_item_that_does_not_fit_is_exhausted(
 
 
 def test_depth_zero_keeps_link_only_atoms_out(I):
-    I.ok_write(create("a", "needle a", links={"about": {"local": "t"}}), create("t", "target"))
+    I.ok_write(create("a", "needle a"), create("t", "target", links={"about": {"local": "a"}}))
     assert texts(ok_search(I, "needle", depth=0)) == ["needle a"]
     assert texts(ok_search(I, "needle")) == ["needle a", "target"]
+
+
+def test_by_default_activation_flows_from_a_link_target_to_the_atom_linking_to_it(I, acme):
+    """The default relation weights are 0 forward and 1 reverse for every role (docs/atoms.md
+    "Defaults"): a matching target lifts its linker, a matching linker does not lift its target."""
+    I.ok_write(create("a", "needle a", links={"about": {"local": "t"}}), create("t", "target"))
+    assert texts(ok_search(I, "needle")) == ["needle a"]
+    I.ok_write(create("l", "linker", links={"cites": {"ref": I.ref(create("n", "needle n"))}}))
+    assert "linker" in texts(ok_search(I, "needle"))
+    set_store(acme, config={"activation": {"relations": {"about": {"forward": 1}}}})
+    assert "target" in texts(ok_search(I, "needle"))  # a named role's missing direction keeps its default
 
 
 def test_a_role_weighted_zero_both_ways_is_not_traversed(I, acme):
@@ -275,7 +287,8 @@ def test_a_role_weighted_zero_both_ways_is_not_traversed(I, acme):
 def test_max_nodes_stops_growth_and_marks_acquisition_partial(I, acme):
     I.ok_write(create("a", "needle a", links={"about": [{"local": "t"}, {"local": "u"}]}),
                create("t", "target"), create("u", "other"))
-    set_store(acme, config={"retrieval": {"maxNodes": 2}})
+    set_store(acme, config={"retrieval": {"maxNodes": 2},
+                            "activation": {"relations": {"about": {"forward": 1, "reverse": 1}}}})
     result = ok_search(I, "needle")
     assert texts(result) == ["needle a", "target"] and result["diagnostics"]["acquisition"]["partial"] is True
 
@@ -384,6 +397,7 @@ def test_unreviewed_atoms_hide_while_approval_is_required(X, W, I, acme):
 
 def test_an_unreviewed_neighbour_is_no_node_while_approval_is_required(X, W, I, acme):
     """While approval is required, an unreviewed atom is no node of the graph either."""
+    set_store(acme, config={"activation": {"relations": {"about": {"forward": 1, "reverse": 1}}}})
     source = own_ref(W, I.ref(create("s", "a source")))
     note = W.ok_write(create("n", "agent note", input=obs(X, W, source)))["changes"]["n"]["ref"]
     I.ok_write(create("h", "needle hub", links={"about": own_ref(I, note)}))

@@ -29,7 +29,9 @@ TEXTS = {
 QUERY = "coffee brew temperature"
 # The worked example's settings (docs/atoms.md "Worked example (search)"): its activation
 # figures, not the defaults measured for recall v2 (docs/atoms.md "Defaults").
-WORKED_CONFIG = {"retrieval": {"depth": 2, "maxSeeds": 64}, "activation": {"propagation": 0.5}}
+WORKED_CONFIG = {"retrieval": {"depth": 2, "maxSeeds": 64},
+                 "activation": {"propagation": 0.5, "relations": {
+                     role: {"forward": 1, "reverse": 1} for role in ("detail", "condition", "related")}}}
 
 
 def use_worked_config(tenant: Any) -> None:

@@ -106,9 +106,10 @@ def row_counts() -> dict[str, int]:
 
 def linked_corpus(tenant: Tenant) -> str:
     """Matches that lend each other activation through links, and one reached by a link only
-    (returned)."""
-    milk = write(tenant, "Oat milk in the fridge")
-    black = write(tenant, "Alice takes her coffee black.", links=[{"role": "about", "atom": milk}])
+    (returned): it links to a match, and activation flows from a link's target to the atom
+    linking to it (docs/atoms.md "Defaults")."""
+    black = write(tenant, "Alice takes her coffee black.")
+    milk = write(tenant, "Oat milk in the fridge", links=[{"role": "about", "atom": black}])
     write(tenant, "Coffee beans from the market, coffee grinder on the shelf.")
     write(tenant, "Bob drinks tea, never coffee.", links=[{"role": "see-also", "atom": black}])
     write(tenant, "The coffee machine needs descaling.")
