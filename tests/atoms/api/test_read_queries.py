@@ -48,13 +48,16 @@ import json
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
-from atoms.api.read import answer_read
+from atoms.api.read import answer_read, parse_read
 from atoms.api.search import answer_search
-from atoms.models import AtomStore, Ref, Revision
+from atoms.models import AtomStore, Receipt, Ref, Revision
 from atoms.principal import Principal
+from atoms.services.barrier import open_store
+from atoms.services.read import atoms_read
 from atoms.services.refs import issue_ref
+from atoms.services.snapshot import read_snapshot, retried
 from tests.atoms.api import query_corpus
 from tests.atoms.api.helpers import AtomsClient
 
@@ -132,3 +135,111 @@ def test_on_postgresql_the_snapshot_is_opened_by_its_begin_and_the_connection_le
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SHOW transaction_isolation")
         assert cursor.fetchone()[0] == "read committed"
+
+
+def _level() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW transaction_isolation")
+        return str(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def autocommit_off() -> Any:
+    """Django's autocommit off, as `transaction.set_autocommit(False)` leaves it; on again after."""
+    transaction.set_autocommit(False)
+    try:
+        yield
+    finally:
+        if connection.connection is not None:
+            transaction.rollback()
+        transaction.set_autocommit(True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_read_with_autocommit_off_runs_at_repeatable_read_and_its_work_is_committed(
+    I: AtomsClient, W: AtomsClient, X: AtomsClient
+) -> None:
+    """With autocommit off the transaction is the caller's (atoms/services/snapshot.py): the
+    read makes it REPEATABLE READ with its first statement, and the caller's commit keeps the
+    receipt and refs. Setting the driver's level (the path for autocommit on) could not be
+    undone before the commit: the connection was closed and the caller's work rolled back."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the isolation level is PostgreSQL's; SQLite has no levels to set")
+    query_corpus.build(I.key, W.key, X.key, 2)
+    word = query_corpus.word(1)
+    caller = Principal.for_key(W.key)
+    command = parse_read(caller, {"state": {"query": f"needle root {word}", "context": f"shared middle {word}"}})
+    store = open_store(caller.tenant)
+    receipts, refs = Receipt.objects.count(), Ref.objects.count()
+    levels: set[str] = set()
+
+    def probe(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        levels.add(connection.connection.execute("SHOW transaction_isolation").fetchone()[0])
+        return result
+
+    transaction.set_autocommit(False)
+    try:
+        with connection.execute_wrapper(probe):
+            result = atoms_read(command, store)
+        transaction.commit()
+    finally:
+        transaction.set_autocommit(True)
+    assert levels == {"repeatable read"}
+    assert Receipt.objects.filter(pk=result.receipt.pk).exists()
+    assert Receipt.objects.count() == receipts + 1 and Ref.objects.count() > refs
+    with transaction.atomic():
+        assert _level() == "read committed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_read_after_a_statement_of_the_callers_transaction_raises_a_django_error(
+    autocommit_off: None,
+) -> None:
+    """The level of a transaction that ran a statement cannot change: the error is Django's
+    (a caller catching DatabaseError sees it), not the driver's."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the isolation level is PostgreSQL's; SQLite has no levels to set")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")  # the caller's first statement takes the transaction's snapshot
+    with pytest.raises(DatabaseError), read_snapshot():
+        pass
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_an_on_commit_hook_of_the_snapshot_gets_the_connections_own_level() -> None:
+    """The level is set back before the hooks run: one opening a transaction of its own does
+    not run it at REPEATABLE READ."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the isolation level is PostgreSQL's; SQLite has no levels to set")
+    seen: list[str] = []
+
+    def hook() -> None:
+        with transaction.atomic():
+            seen.append(_level())
+
+    with read_snapshot():
+        seen.append(_level())
+        transaction.on_commit(hook)
+    assert seen == ["repeatable read", "read committed"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_serialization_failure_in_the_callers_transaction_is_not_run_again(autocommit_off: None) -> None:
+    """With autocommit off the transaction, and so the snapshot, is the caller's: a rerun would
+    meet the same conflict, so the failure is raised at once."""
+    calls: list[int] = []
+
+    class Failure(Exception):
+        sqlstate = "40001"
+
+    @retried
+    def conflicting() -> None:
+        calls.append(1)
+        error = OperationalError("could not serialize access")
+        error.__cause__ = Failure()
+        raise error
+
+    with pytest.raises(OperationalError):
+        conflicting()
+    assert calls == [1]
