@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from atoms.embedding import MINILM_ID, forget_providers, load_provider
+from atoms.embedding import MINILM_ID, TOKENIZE_SLICE, forget_providers, load_provider
 from tests.atoms.api.helpers import create
 from tests.atoms.index.helpers import drain
 
@@ -62,26 +62,51 @@ def test_its_vectors_are_those_of_sentence_transformers_encode(minilm):
     assert np.array_equal(minilm.encode([]), np.zeros((0, 384), dtype=np.float32))
 
 
-def test_a_call_is_tokenized_once_and_computes_few_padding_tokens(minilm, monkeypatch):
+def test_a_call_computes_few_padding_tokens(minilm, monkeypatch):
     model = minilm.provider.model
-    calls = {"preprocess": 0, "padded": 0, "own": 0}
-    preprocess, forward = model.preprocess, model.forward
-
-    def counted_preprocess(*args, **kwargs):
-        calls["preprocess"] += 1
-        return preprocess(*args, **kwargs)
+    calls = {"padded": 0, "own": 0}
+    forward = model.forward
 
     def counted_forward(features, *args, **kwargs):
         calls["padded"] += int(features["attention_mask"].numel())
         calls["own"] += int(features["attention_mask"].sum())
         return forward(features, *args, **kwargs)
 
-    monkeypatch.setattr(model, "preprocess", counted_preprocess)
     monkeypatch.setattr(model, "forward", counted_forward)
     minilm.encode(MIXED * 4)
-    assert calls["preprocess"] == 1
     # One batch of 64 padded to the longest text would compute about twice the texts' own tokens.
     assert calls["padded"] <= 1.1 * calls["own"]
+
+
+def test_a_large_call_never_tokenizes_more_than_a_slice_at_once(minilm, monkeypatch):
+    """The tokenizer's intermediate lists take about 45 KB per 1 KB text: a call counts its
+    texts' tokens a slice at a time and builds each forward's tensors when it runs."""
+    model = minilm.provider.model
+    preprocess, forward = model.preprocess, model.forward
+    tokenized: list[int] = []
+    forwarded: list[int] = []
+
+    def counted_preprocess(inputs, *args, **kwargs):
+        tokenized.append(len(inputs))
+        return preprocess(inputs, *args, **kwargs)
+
+    def counted_forward(features, *args, **kwargs):
+        forwarded.append(int(features["attention_mask"].shape[0]))
+        return forward(features, *args, **kwargs)
+
+    monkeypatch.setattr(model, "preprocess", counted_preprocess)
+    monkeypatch.setattr(model, "forward", counted_forward)
+    texts = [f"note {i}: {MIXED[i % len(MIXED)]}" for i in range(2 * TOKENIZE_SLICE + 100)]
+    vectors = minilm.encode(texts)
+    assert max(tokenized) <= TOKENIZE_SLICE
+    # Every text is counted once and tokenized again only with its own batch.
+    assert sum(tokenized) == 2 * len(texts) and sum(forwarded) == len(texts)
+    assert max(forwarded) <= minilm.provider.batch_size
+    sample = list(range(0, len(texts), 97))
+    monkeypatch.undo()  # the reference vectors come from the model unspied
+    reference = model.encode([texts[i] for i in sample], batch_size=64, normalize_embeddings=True,
+                             convert_to_numpy=True, show_progress_bar=False)
+    assert np.allclose(vectors[sample], reference, rtol=0, atol=1e-6)
 
 
 def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeypatch):
