@@ -62,7 +62,19 @@ def test_its_vectors_are_those_of_sentence_transformers_encode(minilm):
     assert np.array_equal(minilm.encode([]), np.zeros((0, 384), dtype=np.float32))
 
 
-def test_a_call_computes_few_padding_tokens(minilm, monkeypatch):
+@pytest.fixture
+def one_torch_thread():
+    """The batching cost depends on the thread count when encode() runs (BATCH_OVERHEAD_TOKENS
+    for one, the threaded cost otherwise), whatever ATOMS_TORCH_THREADS says here."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_call_computes_few_padding_tokens(minilm, monkeypatch, one_torch_thread):
     model = minilm.provider.model
     calls = {"padded": 0, "own": 0}
     forward = model.forward
