@@ -108,6 +108,9 @@ class MiniLMProvider:
     dimensions = 384
 
     def __init__(self, batch_size: int = 128, device: str = "cpu") -> None:
+        if device != "cpu":
+            # encode() keeps every tensor on the CPU; another device would fail at the first call.
+            raise ValueError(f"device must be 'cpu' (the MiniLM provider runs on the CPU only), not {device!r}")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:

@@ -121,6 +121,15 @@ def test_a_large_call_never_tokenizes_more_than_a_slice_at_once(minilm, monkeypa
     assert np.allclose(vectors[sample], reference, rtol=0, atol=1e-6)
 
 
+def test_only_the_cpu_is_accepted_as_device(settings):
+    from atoms.embedding import ProviderUnavailable
+
+    forget_providers()
+    with pytest.raises(ProviderUnavailable, match="device must be 'cpu'"):
+        load_provider({"class": "atoms.embedding.MiniLMProvider", "options": {"device": "cuda"}})
+    forget_providers()
+
+
 def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeypatch):
     import torch
 
