@@ -61,8 +61,10 @@ class ModelSpaceMismatch(Exception):
 BATCH_OVERHEAD_TOKENS: Final = 48
 # With several torch threads every operator of a forward ends at a barrier, and while other
 # processes hold the cores each barrier can wait a scheduler slice: on the loaded two-core
-# machine, 44 forwards per 640 LoCoMo turns took twice the time of 12 with two threads. So
-# a threaded encoder cuts fewer, larger batches (16 per 640 turns, 12 % padding, not 39 and 4 %).
+# machine, two threads with the 48-token cost took 1.67 times the CPU of the path before
+# token-count batches. So a threaded encoder cuts fewer, larger batches: for 640 LoCoMo
+# turns in steps of 256, 15 forwards computing 13 % more tokens than the texts' own, where
+# one thread runs 37 forwards and 4 % (batches of 64 by character length: 10 and 36 %).
 BATCH_OVERHEAD_TOKENS_THREADED: Final = 400
 BATCH_MAX_TOKENS: Final = 4096  # padded tokens a forward may hold (bounds its memory)
 # Texts tokenized at once to count their tokens. The tokenizer's intermediate lists of a call
@@ -141,7 +143,7 @@ class MiniLMProvider:
         texts run through the model in the batches `length_batches` cuts by token count, each
         batch tokenized into its own tensors just before its forward. A batch so carries
         little padding: with batches of 64 in character-length order, as
-        `SentenceTransformer.encode` runs them, 640 LoCoMo turns computed 37 % more tokens
+        `SentenceTransformer.encode` runs them, 640 LoCoMo turns computed 36 % more tokens
         than their own. Texts longer than the model's maximum sequence length are truncated
         by the tokenizer."""
         import torch
