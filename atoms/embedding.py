@@ -67,10 +67,10 @@ BATCH_OVERHEAD_TOKENS: Final = 48
 # one thread runs 37 forwards and 4 % (batches of 64 by character length: 10 and 36 %).
 BATCH_OVERHEAD_TOKENS_THREADED: Final = 400
 BATCH_MAX_TOKENS: Final = 4096  # padded tokens a forward may hold (bounds its memory)
-# Texts tokenized at once to count their tokens. The tokenizer's intermediate lists of a call
-# take about 45 KB per 1 KB text (372 MB for 8,192 texts), and a step of 256 large events
-# can hold 16k chunks: counting them a slice at a time bounds that, and each forward's own
-# tensors are built when it runs.
+# Texts tokenized at once to count their tokens. Tokenizing a whole call held the tokenizer's
+# intermediate lists of every text (8,192 texts of 1 KB: 525 MB more peak RSS, 76 MB in
+# slices; docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`"), and a step of
+# 256 large events can hold 16k chunks. Each forward's own tensors are built when it runs.
 TOKENIZE_SLICE: Final = 1024
 
 
