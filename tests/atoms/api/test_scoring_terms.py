@@ -8,6 +8,7 @@ import pytest
 from atoms.core.bm25 import LexicalQuery, Statistics, keyed_counts, query_terms
 from atoms.core.text import match
 from atoms.models import Revision
+from atoms.services import scoring
 from atoms.services.scoring import COUNTED_TERMS, Weights, seed_matches
 
 LONG = "x" * 70  # longer than bm25.TERM_BYTES: stored and asked as a digest key
@@ -30,12 +31,17 @@ def reference(kinds: dict[str, list[str]], body: str) -> float:
 
 @pytest.mark.parametrize("kinds", [
     {"query": ["tea kettle"]},
+    {"query": ["tea kettle w3 boils"]},  # past the default COUNTED_TERMS: one Counter
     {"query": ["kettle"], "context": ["日本 tea", "  "], "observations": ["w3 sings", "boils tea"]},
     {"query": [f"{LONG} tea"]},  # a digest key among the asked terms: the full counts
     {"query": [" ".join(f"w{i}" for i in range(COUNTED_TERMS + 5))]},  # too many terms to count one by one
     {"query": ["   "]},
 ])
-def test_scores_equal_those_of_the_full_term_counts(kinds: dict[str, list[str]]) -> None:
+@pytest.mark.parametrize("counted", [0, COUNTED_TERMS, 100], ids=["counter", "default", "by-term"])
+def test_scores_equal_those_of_the_full_term_counts(kinds: dict[str, list[str]], counted: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case through both ways of counting: one Counter of the body, and term by term."""
+    monkeypatch.setattr(scoring, "COUNTED_TERMS", counted)
     revisions = [Revision(id=f"revision:{i}", body=body) for i, body in enumerate(BODIES)]
     got = seed_matches(kinds, revisions, STATS, lambda revision: lambda text: None, Weights(0.7, 0.3))
     assert got == {revision.id: reference(kinds, revision.body) for revision in revisions}
