@@ -21,6 +21,9 @@ from typing import Any
 # code and later papers use for them (5, adversarial, is left out of recall figures).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHODS = ("bm25", "dense", "lexical", "hybrid")
+# Hybrid recall@10 over BM25 that each form must reach (docs/benchmarks.md "Results (recall v2, 2026-12-01)").
+TARGETS = {"plain": 0.10, "linked": 0.14}
+
 LABELS = {"bm25": "BM25 (rank-bm25)", "dense": "MiniLM cosine only", "lexical": "engine, lexical only",
           "hybrid": "engine, MiniLM hybrid"}
 PACKINGS = {"budget": "atoms_read's selection", "packed": "ranking packed in order"}
@@ -259,8 +262,10 @@ def print_comparison(report: dict[str, Any]) -> None:
     for form in report["forms"]:
         gap = comparison[form].get("hybrid", {}).get("recall@10_minus_bm25")
         if gap is not None:
-            verdict = "meets" if gap >= 0.10 else "misses"
-            print(f"[{form}] hybrid recall@10 - BM25 recall@10 = {100 * gap:+.1f} points: {verdict} the design target of +10")
+            target = TARGETS.get(form, 0.10)
+            verdict = "meets" if gap >= target else "misses"
+            print(f"[{form}] hybrid recall@10 - BM25 recall@10 = {100 * gap:+.1f} points: "
+                  f"{verdict} the design target of {100 * target:+.0f}")
 
 
 def print_tables(report: dict[str, Any]) -> None:
