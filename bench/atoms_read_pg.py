@@ -41,6 +41,9 @@ import atoms_read_cpu as cpu  # noqa: E402
 COPY = os.environ.get("BENCH_COPY", "run")  # the copy's suffix: two runs at once need two copies
 
 
+# Quoted literals (terms, texts) are masked in printed statements: they hold corpus content.
+_QUOTED = re.compile(r"'(?:[^']|'')*'")
+
 def _urls() -> tuple[str, str, str]:
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
@@ -141,7 +144,8 @@ def trace(op: str) -> None:
     rows = _statements(log.read_text())
     waited = sum(r["server_ms"] for r in rows)
     for i, r in enumerate(rows, 1):
-        print(f"{i:>3} {r['client_ms']:7.2f} {r['server_ms']:7.2f}  {r['sql'][:150]}")
+        masked = _QUOTED.sub("'…'", r["sql"])
+        print(f"{i:>3} {r['client_ms']:7.2f} {r['server_ms']:7.2f}  {masked[:150]}")
     print(f"{len(rows)} statements; waiting on the server {waited:.1f} ms of {total:.1f} ms wall "
           f"(client time before the first statement and after the last not counted in either column)")
     # The protocol trace writes every message to a file as it arrives, which inflates the times
