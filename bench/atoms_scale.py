@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/atoms_scale.py [--quick] [--sizes 1000,10000,100000] [--postgres]
         [--semantic [--semantic-sizes 10000,100000] [--minilm-max 10000] [--torch-threads 1]]
+    .venv/bin/python bench/atoms_scale.py --corpus FILE [--config JSON ...] [--rounds 2]
 
 One fresh tenant is filled through the service layer (answer_write with an ingest key, batches
 of 128 changes: the write budget's maxAtoms ceiling) with a deterministic synthetic corpus: texts of 8-20 words drawn with a Zipf
@@ -20,6 +21,12 @@ These lexical figures run without an embedding provider (ATOMS_EMBEDDING=none). 
 --semantic, at the sizes of --semantic-sizes the corpus is also indexed and read / search
 are timed again with the semantic index on, and the MiniLM drain gives the indexing
 throughput per worker (bench/atoms_semantic.py says how).
+
+With --corpus, nothing is written: a copy of a SQLite corpus kept by `bench/atoms_read_cpu.py
+build` (the same texts and links) is timed as it is, lexical only, once per --config (a tenant
+config, validated like the API's, stored in the tenant's AtomStore before its turn; none means
+the defaults) and --rounds times over, the configs alternating, so two configs compare on one
+corpus in one run without rebuilding it (docs/benchmarks.md "Atoms at scale").
 """
 
 from __future__ import annotations
@@ -185,6 +192,8 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     from tenants.services.keys import apikey_create
     from tenants.services.tenancy import tenant_ensure
 
+    if args.corpus is not None:
+        return run_kept(args, answer_read, answer_search)
     progress("migrating ...")
     call_command("migrate", "--noinput", verbosity=0)
     actor = Actor.system("bench")
@@ -228,6 +237,39 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     return {"database": database, "rows": rows, "queries": queries, "vocabulary": VOCABULARY, "batch": BATCH}
 
 
+def run_kept(args: argparse.Namespace, answer_read: Callable[..., Any], answer_search: Callable[..., Any]) -> dict[str, Any]:
+    """The --corpus mode (module docstring): each config in turn, --rounds times."""
+    from atoms_read_cpu import SLUG
+
+    from atoms.config import validate_config
+    from atoms.models import AtomStore, Revision
+    from atoms.principal import Principal
+    from memoryhub.actors import Actor
+    from tenants.models import Tenant
+    from tenants.services.keys import apikey_create
+
+    tenant = Tenant.objects.get(slug=SLUG)
+    key, _ = apikey_create(tenant=tenant, kind="ingest", actor=Actor.system("bench"), name="bench scale")
+    caller = Principal.for_key(key)
+    size = Revision.objects.filter(tenant=tenant, is_head=True).count()
+    queries = Corpus().queries(QUERIES)
+    configs = [json.loads(text) for text in args.config] or [{}]
+    rows = []
+    for round_no in range(args.rounds):
+        for config in configs:
+            AtomStore.objects.filter(tenant=tenant).update(config=validate_config(config))
+            progress(f"round {round_no + 1}, config {json.dumps(config)}, {size:,} atoms")
+            rows.append({"size": size, "target_size": size, "build_seconds": 0.0, "round": round_no + 1,
+                         "config": config,
+                         "read": measure("read", lambda q: answer_read(
+                             caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
+                         "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries,
+                                           args.measure_limit)})
+    from django.db import connection
+
+    return {"database": connection.vendor, "rows": rows, "queries": queries, "vocabulary": VOCABULARY, "batch": BATCH}
+
+
 def growth(rows: list[dict[str, Any]], small: int, large: int) -> dict[str, dict[str, float]] | None:
     by_size = {row["size"]: row for row in rows}
     if small not in by_size or large not in by_size:
@@ -243,6 +285,8 @@ def print_table(report: dict[str, Any]) -> None:
               f"{'partial':>7} {'items':>5} {'heap peak MB':>12} {'max RSS MB':>10} {'build s':>8}")
     print(header + "\n" + "-" * len(header))
     for row in report["rows"]:
+        if "config" in row:
+            print(f"round {row['round']}, config {json.dumps(row['config'])}:")
         for op in ("read", "search"):
             m, stats = row[op], Stats(**row[op]["stats"])
             print(f"{row['size']:>7,} {op:<6} {stats.n:>5} {stats.median_ms:>7.1f} {stats.p95_ms:>7.1f} {m['p95_vs_target']:>9.2f}x "
@@ -274,7 +318,14 @@ def main() -> int:
                         help="largest size indexed with MiniLM; above it FakeHashProvider at 384 dimensions")
     parser.add_argument("--torch-threads", type=int, default=1,
                         help="torch intra-op threads with --semantic (default 1: one core per worker child; 0: torch's default)")
+    parser.add_argument("--corpus", type=Path,
+                        help="time a copy of this kept SQLite corpus (bench/atoms_read_cpu.py build) instead of growing one")
+    parser.add_argument("--config", action="append", default=[],
+                        help="with --corpus: a tenant config as JSON; repeat to alternate several")
+    parser.add_argument("--rounds", type=int, default=1, help="with --corpus: passes over the configs")
     args = parser.parse_args()
+    if args.corpus is not None and (args.postgres or args.semantic):
+        parser.error("--corpus is a SQLite corpus timed lexical only")
     args.semantic_sizes = {int(part) for part in args.semantic_sizes.split(",") if part.strip()}
     raw = args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")
     args.sizes = sorted({int(part) for part in raw.split(",") if part.strip()})
@@ -288,7 +339,10 @@ def main() -> int:
     for name in ("REDIS_URL", "ATOMS_VECTOR_INDEX_ROOT"):  # embedded mode; vector files in the temporary folder
         os.environ.pop(name, None)
     sys.path.insert(0, str(ROOT))
-    if args.postgres:
+    if args.corpus is not None:
+        shutil.copyfile(args.corpus, tmp / "bench.sqlite3")
+        url = f"sqlite:///{tmp / 'bench.sqlite3'}"
+    elif args.postgres:
         given = os.environ.get("DATABASE_URL", "")
         url = given if given.startswith(("postgres://", "postgresql://")) else PG_DEFAULT
         ensure_database(url)  # refuses any host but 127.0.0.1

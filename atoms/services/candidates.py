@@ -23,7 +23,7 @@ from django.db import connection
 
 from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
-from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, ReviewStatus, Revision, RevisionState
 from atoms.services.hits import Hits
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 from tenants.models import Tenant
@@ -39,6 +39,11 @@ MAX_LOOKUP_TERMS = 256
 # A term above SKIP_DOCS that must still be looked up ranks only this many times k of its
 # best postings (docs/atoms.md "Candidates").
 COMMON_SCAN = 4
+# The BM25 lookup ranks the postings alone and joins the revision rows of its best k +
+# LATE_MARGIN groups only, checking visibility on them; when hidden heads take too many of
+# those places, the text is looked up again with visibility joined before the limit
+# (docs/atoms.md "Candidates").
+LATE_MARGIN = 16
 STATISTICS_CHUNK = 1_000
 DEFAULT_LEXICAL_CANDIDATES = 200
 DEFAULT_SEMANTIC_CANDIDATES = 200
@@ -137,6 +142,12 @@ def _visible_sql(require_approval: bool) -> str:
     return sql
 
 
+def _visible(revision: Revision) -> bool:
+    """`_visible_sql(False)` in Python, for the rows a late lookup joined."""
+    return (revision.is_head and revision.state == RevisionState.ACTIVE
+            and revision.review_status != ReviewStatus.QUARANTINED)
+
+
 @dataclass(frozen=True)
 class _Lookup:
     """One text's lexical lookup, to run with the others in one statement: `sql` selects the
@@ -148,6 +159,10 @@ class _Lookup:
     k: int
     skipped: bool
     approximate: bool
+    # Late: the statement returns the best `limit` groups joined to their rows, visible or
+    # not; visibility is checked in Python (`_visible`).
+    late: bool = False
+    limit: int = 0
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
@@ -162,16 +177,46 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     """The lexical channel of each text (`lexical_channel`), every lookup in one statement: a
     UNION ALL of one ranked, limited lookup per text (each statement is a PostgreSQL round
     trip; docs/atoms.md "Read path costs"). Each lookup keeps its own ORDER BY and LIMIT, and
-    its rows come back in that order, so a text's hits are those of its own statement."""
-    planned = [_lookup(tenant_id=tenant_id, text=text, stats=stats, read_policies=read_policies,
-                       require_approval=require_approval, k=k) for text in texts]
+    its rows come back in that order, so a text's hits are those of its own statement. A late
+    lookup whose best groups held too many hidden heads is made again, visibility first, in
+    one more statement for all such texts."""
+    def plan(text: str, late: bool) -> Hits | _Lookup:
+        return _lookup(tenant_id=tenant_id, text=text, stats=stats, read_policies=read_policies,
+                       require_approval=require_approval, k=k, late=late)
+
+    planned = [plan(text, not require_approval) for text in texts]
     lookups = [(i, plan) for i, plan in enumerate(planned) if isinstance(plan, _Lookup)]
     if not lookups:
         return [plan for plan in planned if isinstance(plan, Hits)]
+    per_text = _run(lookups)
+    again: list[tuple[int, _Lookup]] = []
+    for i, lookup in lookups:
+        if lookup.late:
+            joined = per_text[i]
+            per_text[i] = [row for row in joined if _visible(row)][:lookup.k]
+            if len(per_text[i]) < lookup.k and len(joined) >= lookup.limit:  # more groups may rank next
+                exact = plan(texts[i], False)
+                assert isinstance(exact, _Lookup)  # the same terms: a lookup again
+                again.append((i, exact))
+    if again:
+        per_text.update(_run(again))
+    out: list[Hits] = []
+    for i, planned_one in enumerate(planned):
+        if isinstance(planned_one, Hits):
+            out.append(planned_one)
+            continue
+        rows = per_text[i]
+        out.append(Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= planned_one.k,
+                        skipped=planned_one.skipped, approximate=planned_one.approximate, rows={r.id: r for r in rows}))
+    return out
+
+
+def _run(lookups: Sequence[tuple[int, _Lookup]]) -> dict[int, list[Revision]]:
+    """Run these lookups as one UNION ALL statement: each text's rows, best first."""
     parts: list[str] = []
     params: list[Any] = []
     for i, lookup in lookups:
-        # The rank is numbered over the lookup's own k rows, by its own order.
+        # The rank is numbered over the lookup's own rows, by its own order.
         parts.append(f"SELECT {i} AS c, ROW_NUMBER() OVER (ORDER BY l{i}.o DESC, l{i}.atom_id) AS n, "  # noqa: S608
                      f"{revision_columns(f'l{i}')} FROM ({lookup.sql}) l{i}")
         params += lookup.params
@@ -184,20 +229,18 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     per_text: dict[int, list[Revision]] = {i: [] for i, _ in lookups}
     for row, revision in zip(found, revisions, strict=True):
         per_text[row[0]].append(revision)
-    out: list[Hits] = []
-    for i, plan in enumerate(planned):
-        if isinstance(plan, Hits):
-            out.append(plan)
-            continue
-        rows = per_text[i]
-        out.append(Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= plan.k, skipped=plan.skipped,
-                        approximate=plan.approximate, rows={r.id: r for r in rows}))
-    return out
+    return per_text
 
 
 def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
-            require_approval: bool, k: int) -> Hits | _Lookup:
-    """The lookup of one text, or its Hits when it needs none (no term known, no policy)."""
+            require_approval: bool, k: int, late: bool = False) -> Hits | _Lookup:
+    """The lookup of one text, or its Hits when it needs none (no term known, no policy).
+
+    `late`: rank the postings alone and join only the best k + LATE_MARGIN groups to their
+    revision rows, visible or not (the caller checks). Postings exist for active heads only
+    (docs/atoms.md "Lexical index"), so only a review status can hide one of them; joining
+    every posting group before the limit (the other form) costs a row fetch per group, up to
+    SKIP_DOCS per term, where the late form fetches k + LATE_MARGIN rows."""
     present = [t for t in query_terms(text) if stats.df.get(t, 0) > 0]
     if k <= 0 or not present or not read_policies:
         return Hits(pairs=[], full=False)
@@ -219,14 +262,20 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
     score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + {_FLOAT} + {_FLOAT} * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
     # rows of the same snapshot (docs/atoms.md "Read path costs").
-    sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ("  # noqa: S608
-           f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "
-           f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
-           f"GROUP BY p.atom_id, p.revision_id) h "
+    groups = (f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "  # noqa: S608
+              f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
+              f"GROUP BY p.atom_id, p.revision_id")
+    params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies]
+    if late:
+        limit = k + LATE_MARGIN
+        sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ({groups} "  # noqa: S608
+               f"ORDER BY score DESC, p.atom_id LIMIT %s) h JOIN atoms_revision r ON r.id = h.revision_id")
+        return _Lookup(sql=sql, params=[*params, limit], k=k, skipped=skipped, approximate=False, late=True,
+                       limit=limit)
+    sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ({groups}) h "  # noqa: S608
            f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
            f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
-    params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies, k]
-    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=False)
+    return _Lookup(sql=sql, params=[*params, k], k=k, skipped=skipped, approximate=False)
 
 
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
