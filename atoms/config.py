@@ -13,7 +13,7 @@ from atoms.core.errors import AtomsCoreError
 from atoms.core.ids import is_label
 
 DEFAULT_MODEL = "atoms.core.availability.AdaptiveUse"
-RETRIEVAL = {"depth": (1, 0, 32), "maxSeeds": (64, 1, 10_000), "maxNodes": (512, 1, 10_000),
+RETRIEVAL = {"depth": (1, 0, 32), "maxSeeds": (32, 1, 10_000), "maxNodes": (512, 1, 10_000),
              "maxEdges": (4096, 1, 100_000), "maxScan": (10_000, 1, 10_000),
              "lexicalCandidates": (200, 0, 10_000), "semanticCandidates": (200, 0, 10_000)}
 # The match weights (docs/atoms.md "Match"): chosen by measurement on the LoCoMo dev set,
