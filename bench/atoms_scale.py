@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/atoms_scale.py [--quick] [--sizes 1000,10000,100000] [--postgres]
         [--semantic [--semantic-sizes 10000,100000] [--minilm-max 10000] [--torch-threads 1]]
-    .venv/bin/python bench/atoms_scale.py --corpus FILE [--config JSON ...] [--rounds 2]
+    .venv/bin/python bench/atoms_scale.py --corpus FILE|postgres://... [--config JSON ...] [--rounds 2]
 
 One fresh tenant is filled through the service layer (answer_write with an ingest key, batches
 of 128 changes: the write budget's maxAtoms ceiling) with a deterministic synthetic corpus: texts of 8-20 words drawn with a Zipf
@@ -23,10 +23,13 @@ are timed again with the semantic index on, and the MiniLM drain gives the index
 throughput per worker (bench/atoms_semantic.py says how).
 
 With --corpus, nothing is written: a copy of a SQLite corpus kept by `bench/atoms_read_cpu.py
-build` (the same texts and links) is timed as it is, lexical only, once per --config (a tenant
+build`, or of a PostgreSQL template database kept by `bench/atoms_read_pg.py build` (named by
+its URL on 127.0.0.1; the copy is `<name>_scale`, dropped afterwards), with the same texts and
+links, is timed as it is, lexical only, once per --config (a tenant
 config, validated like the API's, stored in the tenant's AtomStore before its turn; none means
 the defaults) and --rounds times over, the configs alternating, so two configs compare on one
-corpus in one run without rebuilding it (docs/benchmarks.md "Atoms at scale").
+corpus in one run without rebuilding it (docs/benchmarks.md "Atoms at scale"). With
+--semantic, the corpus is then indexed and the hybrid phase runs once, under the last config.
 """
 
 from __future__ import annotations
@@ -265,6 +268,9 @@ def run_kept(args: argparse.Namespace, answer_read: Callable[..., Any], answer_s
                              caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, args.measure_limit),
                          "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries,
                                            args.measure_limit)})
+    if args.semantic:  # once, after the lexical rounds, with the last config stored
+        rows[-1]["hybrid"] = atoms_semantic.hybrid(caller, size, args.minilm_max, queries, measure, args.measure_limit,
+                                                   args.torch_threads)
     from django.db import connection
 
     return {"database": connection.vendor, "rows": rows, "queries": queries, "vocabulary": VOCABULARY, "batch": BATCH}
@@ -304,6 +310,19 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"NOTE: the build limit stopped the corpus at {short[0]['size']:,} of {short[0]['target_size']:,} atoms")
 
 
+def _pg_copy(url: str, drop_only: bool = False) -> str:
+    """`<name>_scale` made anew from the template `url` names (or dropped); returns its URL."""
+    import psycopg
+
+    parts = urlparse(url)
+    name = parts.path[1:].removesuffix("_scale")
+    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}_scale" WITH (FORCE)')
+        if not drop_only:
+            conn.execute(f'CREATE DATABASE "{name}_scale" TEMPLATE "{name}"')
+    return parts._replace(path=f"/{name}_scale").geturl()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="sizes 1,000 and 10,000")
@@ -318,14 +337,14 @@ def main() -> int:
                         help="largest size indexed with MiniLM; above it FakeHashProvider at 384 dimensions")
     parser.add_argument("--torch-threads", type=int, default=1,
                         help="torch intra-op threads with --semantic (default 1: one core per worker child; 0: torch's default)")
-    parser.add_argument("--corpus", type=Path,
-                        help="time a copy of this kept SQLite corpus (bench/atoms_read_cpu.py build) instead of growing one")
+    parser.add_argument("--corpus", help="time a copy of this kept corpus instead of growing one: a SQLite file "
+                        "(bench/atoms_read_cpu.py build) or a PostgreSQL URL (bench/atoms_read_pg.py build)")
     parser.add_argument("--config", action="append", default=[],
                         help="with --corpus: a tenant config as JSON; repeat to alternate several")
     parser.add_argument("--rounds", type=int, default=1, help="with --corpus: passes over the configs")
     args = parser.parse_args()
-    if args.corpus is not None and (args.postgres or args.semantic):
-        parser.error("--corpus is a SQLite corpus timed lexical only")
+    if args.corpus is not None and args.postgres:
+        parser.error("--corpus names its database itself")
     args.semantic_sizes = {int(part) for part in args.semantic_sizes.split(",") if part.strip()}
     raw = args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")
     args.sizes = sorted({int(part) for part in raw.split(",") if part.strip()})
@@ -339,7 +358,12 @@ def main() -> int:
     for name in ("REDIS_URL", "ATOMS_VECTOR_INDEX_ROOT"):  # embedded mode; vector files in the temporary folder
         os.environ.pop(name, None)
     sys.path.insert(0, str(ROOT))
-    if args.corpus is not None:
+    copy = None
+    if args.corpus is not None and args.corpus.startswith(("postgres://", "postgresql://")):
+        ensure_database(args.corpus)  # refuses any host but 127.0.0.1
+        copy = _pg_copy(args.corpus)
+        url = copy
+    elif args.corpus is not None:
         shutil.copyfile(args.corpus, tmp / "bench.sqlite3")
         url = f"sqlite:///{tmp / 'bench.sqlite3'}"
     elif args.postgres:
@@ -353,6 +377,8 @@ def main() -> int:
         figures = run(args, url)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # the SQLite database goes with it
+        if copy is not None:
+            _pg_copy(copy, drop_only=True)
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     report = {"date": started.isoformat(timespec="seconds"), "seconds": (datetime.now(UTC) - started).seconds,
