@@ -39,6 +39,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -243,6 +244,7 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
 def run_kept(args: argparse.Namespace, answer_read: Callable[..., Any], answer_search: Callable[..., Any]) -> dict[str, Any]:
     """The --corpus mode (module docstring): each config in turn, --rounds times."""
     from atoms_read_cpu import SLUG
+    from django.core.management import call_command
 
     from atoms.config import validate_config
     from atoms.models import AtomStore, Revision
@@ -251,6 +253,8 @@ def run_kept(args: argparse.Namespace, answer_read: Callable[..., Any], answer_s
     from tenants.models import Tenant
     from tenants.services.keys import apikey_create
 
+    # The copy is brought to this checkout's schema, so an older corpus serves newer code.
+    call_command("migrate", "--noinput", verbosity=0)
     tenant = Tenant.objects.get(slug=SLUG)
     key, _ = apikey_create(tenant=tenant, kind="ingest", actor=Actor.system("bench"), name="bench scale")
     caller = Principal.for_key(key)
@@ -310,17 +314,40 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"NOTE: the build limit stopped the corpus at {short[0]['size']:,} of {short[0]['target_size']:,} atoms")
 
 
-def _pg_copy(url: str, drop_only: bool = False) -> str:
-    """`<name>_scale` made anew from the template `url` names (or dropped); returns its URL."""
+_NAME = re.compile(r"[a-z0-9_]{1,50}")
+
+
+def _pg_copy(template_url: str) -> str:
+    """`<template>_scale` made anew from the template database `template_url` names, which must
+    exist (it is never created or dropped here); returns the copy's URL."""
     import psycopg
 
-    parts = urlparse(url)
-    name = parts.path[1:].removesuffix("_scale")
+    parts = urlparse(template_url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit(f"the benchmark database must be on 127.0.0.1 (got {parts.hostname!r})")
+    name = parts.path[1:]
+    if not _NAME.fullmatch(name) or name.endswith("_scale"):
+        raise SystemExit("--corpus: a template name of a-z, 0-9 and _, not ending in _scale")
     with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            raise SystemExit(f"--corpus: no database {name} (build it with bench/atoms_read_pg.py build)")
         conn.execute(f'DROP DATABASE IF EXISTS "{name}_scale" WITH (FORCE)')
-        if not drop_only:
-            conn.execute(f'CREATE DATABASE "{name}_scale" TEMPLATE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}_scale" TEMPLATE "{name}"')
     return parts._replace(path=f"/{name}_scale").geturl()
+
+
+def _pg_drop(copy_url: str) -> None:
+    """Drop the copy `_pg_copy` made (its name ends in _scale); a failure is reported, not raised."""
+    import psycopg
+
+    parts = urlparse(copy_url)
+    name = parts.path[1:]
+    assert name.endswith("_scale") and _NAME.fullmatch(name)
+    try:
+        with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except psycopg.Error as exc:
+        progress(f"could not drop the copy {name}: {exc}")
 
 
 def main() -> int:
@@ -345,6 +372,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.corpus is not None and args.postgres:
         parser.error("--corpus names its database itself")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     args.semantic_sizes = {int(part) for part in args.semantic_sizes.split(",") if part.strip()}
     raw = args.sizes or ("1000,10000" if args.quick else "1000,10000,100000")
     args.sizes = sorted({int(part) for part in raw.split(",") if part.strip()})
@@ -360,11 +389,15 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     copy = None
     if args.corpus is not None and args.corpus.startswith(("postgres://", "postgresql://")):
-        ensure_database(args.corpus)  # refuses any host but 127.0.0.1
-        copy = _pg_copy(args.corpus)
-        url = copy
+        copy = url = _pg_copy(args.corpus)
     elif args.corpus is not None:
-        shutil.copyfile(args.corpus, tmp / "bench.sqlite3")
+        kept = Path(args.corpus)
+        if not kept.is_file():
+            shutil.rmtree(tmp, ignore_errors=True)
+            parser.error(f"--corpus: no file {kept}")
+        shutil.copyfile(kept, tmp / "bench.sqlite3")
+        if Path(f"{kept}-wal").exists():  # a build that was not checkpointed yet
+            shutil.copyfile(f"{kept}-wal", tmp / "bench.sqlite3-wal")
         url = f"sqlite:///{tmp / 'bench.sqlite3'}"
     elif args.postgres:
         given = os.environ.get("DATABASE_URL", "")
@@ -378,7 +411,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # the SQLite database goes with it
         if copy is not None:
-            _pg_copy(copy, drop_only=True)
+            _pg_drop(copy)
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     report = {"date": started.isoformat(timespec="seconds"), "seconds": (datetime.now(UTC) - started).seconds,

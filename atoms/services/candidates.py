@@ -5,7 +5,9 @@ Two ranked channels run for each of the first CHANNEL_TEXTS distinct non-blank s
 texts: the lexical channel (BM25 over the lexical index, this module) and the semantic
 channel (nearest vectors, atoms.services.semantic). Both return eligible heads only: active,
 inside the read policies, not quarantined, approved when the tenant requires approval.
-Eligibility is part of each channel's query, so it applies before the channel's limit.
+Eligibility applies before each channel's limit: the semantic channel's query checks it, the
+lexical channel checks it on the rows it joins and looks a text up again when hidden heads
+crowd its best ones (`lexical_channels`).
 
 The union takes, text by text, the lexical hits then the semantic hits, skipping atoms
 already in, and is cut at `limit` = min(maxScan, maxCandidates). The provider hands back
@@ -151,8 +153,8 @@ def _visible(revision: Revision) -> bool:
 @dataclass(frozen=True)
 class _Lookup:
     """One text's lexical lookup, to run with the others in one statement: `sql` selects the
-    order value `o` then `revision_columns('r')` of its top `k` eligible heads, best first by
-    (`o` descending, atomId)."""
+    order value `o` then `revision_columns('r')` of its best heads by (`o` descending, atomId):
+    the top `k` eligible ones, or, when `late`, the top `limit` whatever their visibility."""
 
     sql: str
     params: list[Any]
@@ -167,7 +169,8 @@ class _Lookup:
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
                     require_approval: bool, k: int) -> Hits:
-    """The top `k` eligible heads of one text by BM25, ties by atomId: one query."""
+    """The top `k` eligible heads of one text by BM25, ties by atomId: one query, or two when
+    hidden heads crowd its best k + LATE_MARGIN (`lexical_channels`)."""
     return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
                             require_approval=require_approval, k=k)[0]
 
@@ -194,7 +197,10 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
         if lookup.late:
             joined = per_text[i]
             per_text[i] = [row for row in joined if _visible(row)][:lookup.k]
-            if len(per_text[i]) < lookup.k and len(joined) >= lookup.limit:  # more groups may rank next
+            # The lookup returned its full limit, so more heads may rank next. (A posting whose
+            # revision row were missing would make `joined` short and skip this; the index is
+            # kept in the write transaction, docs/atoms.md "Lexical index", so none is.)
+            if len(per_text[i]) < lookup.k and len(joined) >= lookup.limit:
                 exact = plan(texts[i], False)
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))

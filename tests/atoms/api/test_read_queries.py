@@ -12,7 +12,8 @@ Where the queries go, for the read below (two channel texts):
   transaction: a request's own transaction has none, and on PostgreSQL opens with
   `BEGIN ISOLATION LEVEL REPEATABLE READ`, no SET statement; the last test below);
 - candidates: the statistics with the corpus totals (1); the lexical lookups of every channel
-  text in one statement, each reading the whole revision rows of its hits (1; no vector
+  text in one statement, each reading the whole revision rows of its hits (1; a second one
+  only when quarantined heads crowd a text's best k + 16, which this corpus has not; no vector
   lookup without a provider); a bulk re-read only of candidates no lexical lookup returned
   whole (none here);
 - staleness of generated revisions, per level of them reached (candidates, graph levels,
