@@ -132,6 +132,13 @@ class Revision(models.Model):
     def __str__(self) -> str:
         return self.id
 
+    @property
+    def is_unquarantined_active_head(self) -> bool:
+        """An active head that a quarantine does not hide: what the index holds vectors for and
+        what a recall channel may return without approval required. Its SQL form is
+        atoms.services.rows.visible_sql(False) (docs/atoms.md "Candidates")."""
+        return self.is_head and self.state == RevisionState.ACTIVE and self.review_status != ReviewStatus.QUARANTINED
+
 
 class Slot(models.Model):
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="slots")

@@ -25,9 +25,9 @@ from django.db import connection
 
 from atoms.core.bm25 import K1, B, Statistics, query_terms
 from atoms.core.text import is_blank
-from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, ReviewStatus, Revision, RevisionState
+from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from atoms.services.hits import Hits
-from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
+from atoms.services.rows import ATTNAMES, build_revisions, revision_columns, visible_sql
 from tenants.models import Tenant
 
 # Signal texts that query the channels (every text still counts in m).
@@ -137,19 +137,6 @@ def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str
     return Statistics(docs=docs, length=length, df=df)
 
 
-def _visible_sql(require_approval: bool) -> str:
-    sql = "r.is_head AND r.state = 'active' AND r.review_status <> 'quarantined'"
-    if require_approval:
-        sql += " AND r.review_status = 'approved'"
-    return sql
-
-
-def _visible(revision: Revision) -> bool:
-    """`_visible_sql(False)` in Python, for the rows a late lookup joined."""
-    return (revision.is_head and revision.state == RevisionState.ACTIVE
-            and revision.review_status != ReviewStatus.QUARANTINED)
-
-
 @dataclass(frozen=True)
 class _Lookup:
     """One text's lexical lookup, to run with the others in one statement: `sql` selects the
@@ -162,7 +149,8 @@ class _Lookup:
     skipped: bool
     approximate: bool
     # Late: the statement returns the best `limit` groups joined to their rows, visible or
-    # not; visibility is checked in Python (`_visible`).
+    # not; visibility is checked in Python
+    # (`Revision.is_unquarantined_active_head`).
     late: bool = False
     limit: int = 0
 
@@ -183,25 +171,25 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     its rows come back in that order, so a text's hits are those of its own statement. A late
     lookup whose best groups held too many hidden heads is made again, visibility first, in
     one more statement for all such texts."""
-    def plan(text: str, late: bool) -> Hits | _Lookup:
+    def lookup_of(text: str, late: bool) -> Hits | _Lookup:
         return _lookup(tenant_id=tenant_id, text=text, stats=stats, read_policies=read_policies,
                        require_approval=require_approval, k=k, late=late)
 
-    planned = [plan(text, not require_approval) for text in texts]
-    lookups = [(i, plan) for i, plan in enumerate(planned) if isinstance(plan, _Lookup)]
+    planned = [lookup_of(text, not require_approval) for text in texts]
+    lookups = [(i, one) for i, one in enumerate(planned) if isinstance(one, _Lookup)]
     if not lookups:
-        return [plan for plan in planned if isinstance(plan, Hits)]
+        return [one for one in planned if isinstance(one, Hits)]
     per_text = _run(lookups)
     again: list[tuple[int, _Lookup]] = []
     for i, lookup in lookups:
         if lookup.late:
             joined = per_text[i]
-            per_text[i] = [row for row in joined if _visible(row)][:lookup.k]
+            per_text[i] = [row for row in joined if row.is_unquarantined_active_head][:lookup.k]
             # The lookup returned its full limit, so more heads may rank next. (A posting whose
             # revision row were missing would make `joined` short and skip this; the index is
             # kept in the write transaction, docs/atoms.md "Lexical index", so none is.)
             if len(per_text[i]) < lookup.k and len(joined) >= lookup.limit:
-                exact = plan(texts[i], False)
+                exact = lookup_of(texts[i], False)
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))
     if again:
@@ -279,7 +267,7 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
         return _Lookup(sql=sql, params=[*params, limit], k=k, skipped=skipped, approximate=False, late=True,
                        limit=limit)
     sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ({groups}) h "  # noqa: S608
-           f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {_visible_sql(require_approval)} "
+           f"JOIN atoms_revision r ON r.id = h.revision_id WHERE {visible_sql(require_approval)} "
            f"ORDER BY h.score DESC, h.atom_id LIMIT %s")
     return _Lookup(sql=sql, params=[*params, k], k=k, skipped=skipped, approximate=False)
 
@@ -297,7 +285,7 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     parts = " UNION ALL ".join(
         [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p "  # noqa: S608
          f"JOIN atoms_revision r ON r.id = p.revision_id "
-         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {_visible_sql(require_approval)} "
+         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
     sql = (f"SELECT CAST(h.tf AS DOUBLE PRECISION) / (h.tf + {_FLOAT} + {_FLOAT} * h.length) AS o, "  # noqa: S608
            f"{revision_columns('r')} "

@@ -32,9 +32,7 @@ from atoms.models import (
     AtomStore,
     IndexCheckpoint,
     IndexEntry,
-    ReviewStatus,
     Revision,
-    RevisionState,
     VectorIndexSnapshot,
     VectorTombstone,
 )
@@ -101,10 +99,6 @@ def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dic
                                                                     "vectors")}
 
 
-def _encodable(head: Revision) -> bool:
-    return head.is_head and head.state == RevisionState.ACTIVE and head.review_status != ReviewStatus.QUARANTINED
-
-
 def encode_entries(tenant: Tenant, loaded: LoadedProvider, heads: Sequence[Revision]) -> list[IndexEntry]:
     """New (unsaved) entries for `heads`, encoded in one batch: every chunk of every head
     goes to the provider in a single call. Raises ModelSpaceMismatch on a bad shape."""
@@ -155,8 +149,8 @@ def index_step(*, tenant: Tenant, loaded: LoadedProvider, policy: str, limit: in
         return StepResult(indexed=0, processed=0, pending=False)
     heads = _heads(tenant, {atom_id for _, _, atom_id in events})
     valid = valid_atoms(tenant, loaded.config, heads)
-    todo = [h for h in heads if _encodable(h) and h.atom_id not in valid]
-    dropped = [h.atom_id for h in heads if not _encodable(h)]
+    todo = [h for h in heads if h.is_unquarantined_active_head and h.atom_id not in valid]
+    dropped = [h.atom_id for h in heads if not h.is_unquarantined_active_head]
     entries = encode_entries(tenant, loaded, todo)
     last_seq, last_id, _ = events[-1]
     with transaction.atomic():
@@ -204,7 +198,7 @@ def index_drain(*, tenant: Tenant, loaded: LoadedProvider, policy: str, seconds:
 def index_prioritize(*, tenant: Tenant, loaded: LoadedProvider, revisions: Sequence[Revision]) -> int:
     """Encode these revisions now if they are active heads without a valid entry; no
     checkpoint moves. Returns how many were encoded."""
-    heads = [r for r in {r.id: r for r in revisions}.values() if _encodable(r)]
+    heads = [r for r in {r.id: r for r in revisions}.values() if r.is_unquarantined_active_head]
     valid = valid_atoms(tenant, loaded.config, heads)
     todo = [h for h in heads if h.atom_id not in valid]
     entries = encode_entries(tenant, loaded, todo)

@@ -148,3 +148,12 @@ def heads_and_revisions(tenant_id: int, atom_ids: Collection[str], revision_ids:
         heads[row[1]] = revision
     rows.update((r.id, r) for r in build_revisions(row[2:2 + width] for row in found if row[0] == 1))
     return heads, rows
+
+
+def visible_sql(require_approval: bool) -> str:
+    """Eligibility of the revision aliased `r` (both channels). Without approval required it is
+    `Revision.is_unquarantined_active_head`, which checks the rows a late lookup joined."""
+    sql = "r.is_head AND r.state = 'active' AND r.review_status <> 'quarantined'"
+    if require_approval:
+        sql += " AND r.review_status = 'approved'"
+    return sql

@@ -23,6 +23,7 @@ from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, 
 from atoms.models import Atom, AtomStore, IndexEntry, Revision
 from atoms.services.hits import Hits
 from atoms.services.indexing import valid_vectors
+from atoms.services.rows import visible_sql
 from atoms.text_signals import signal_texts
 from tenants.models import Tenant
 
@@ -91,9 +92,7 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
         return {}
     marks = ", ".join(["%s"] * len(entry_ids))
     policies = ", ".join(["%s"] * len(read_policies))
-    visible = "r.is_head AND r.state = 'active' AND r.review_status <> 'quarantined'"
-    if require_approval:
-        visible += " AND r.review_status = 'approved'"
+    visible = visible_sql(require_approval)
     sql = (f"SELECT e.id, e.text_hash, r.atom_id, r.id, r.body FROM {IndexEntry._meta.db_table} e "  # noqa: S608
            f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
            f"WHERE e.tenant_id = %s AND e.config = %s AND e.id IN ({marks}) AND e.policy IN ({policies}) "

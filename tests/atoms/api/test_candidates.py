@@ -215,5 +215,5 @@ def test_the_late_lookup_answers_what_visibility_before_the_limit_answers(I, acm
         late, exact = provider._lookup(late=True, **common), provider._lookup(**common)
         assert isinstance(late, provider._Lookup) and isinstance(exact, provider._Lookup) and late.late
         runs = provider._run([(0, late)]), provider._run([(0, exact)])
-        assert [r.id for r in runs[0][0] if provider._visible(r)][:k] == [r.id for r in runs[1][0]]
+        assert [r.id for r in runs[0][0] if r.is_unquarantined_active_head][:k] == [r.id for r in runs[1][0]]
         assert len(runs[1][0]) == min(k, 6)

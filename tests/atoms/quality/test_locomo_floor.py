@@ -34,8 +34,8 @@ CONVERSATIONS = ("conv-26", "conv-30")
 CATEGORIES = (1, 2, 3, 4)  # 5 is adversarial: no evidence to find
 # Measured with the default config on conv-26 and conv-30 together (231 questions):
 # plain 0.621, linked 0.676 with 32 seeds (0.679 with 64; 0.618 with the symmetric relation
-# weights before, docs/atoms.md "Defaults"). The floors sit about 2 points below, for the approximate vector search; a change
-# that loses more fails. The linked floor lies above the plain figure: the links must earn it.
+# weights before, docs/atoms.md "Defaults"). The floors sit about 2 points below, for the
+# approximate vector search; a change that loses more fails. The linked floor lies above the plain figure: the links must earn it.
 FLOORS = {"plain": 0.60, "linked": 0.655}
 BATCH = 100
 
