@@ -156,6 +156,16 @@ def _percent(cp: Checkpoint) -> int:
 
 
 def progress_context(tenant: Tenant, atom_id: str) -> dict[str, Any]:
+    # The barrier goes first: an atom's PurgedAtom row is written when that atom is erased,
+    # which is before the rest of its closure and the receipt (docs/atoms.md "In the web UI: read
+    # playground and purge", step 4), so the row alone does not mean the purge is complete.
+    barrier = _pending_barrier(tenant)
+    if barrier and barrier["atomId"] == atom_id:
+        cp = Checkpoint.from_json(barrier["checkpoint"])
+        return {"atom_id": atom_id, "state": "running", "barrier": barrier, "phase": cp.phase(),
+                "phases": _phases(cp.phase()), "percent": _percent(cp), "closure": len(cp.closure),
+                "expanded": cp.expanded, "scanned": cp.scanned, "erased": cp.erased,
+                "started": _when(barrier.get("startedAt")), "run": run_state(tenant.pk, atom_id) or {}}
     purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
     if purged is not None:
         row = ErasureReceipt.objects.filter(tenant=tenant, id=purged.erasure_id).first()
@@ -165,13 +175,6 @@ def progress_context(tenant: Tenant, atom_id: str) -> dict[str, Any]:
                 "started": _when(receipt and receipt.get("startedAt")),
                 "completed": _when(receipt and receipt.get("completedAt")),
                 "counts": sorted((receipt or {}).get("counts", {}).items())}
-    barrier = _pending_barrier(tenant)
-    if barrier and barrier["atomId"] == atom_id:
-        cp = Checkpoint.from_json(barrier["checkpoint"])
-        return {"atom_id": atom_id, "state": "running", "barrier": barrier, "phase": cp.phase(),
-                "phases": _phases(cp.phase()), "percent": _percent(cp), "closure": len(cp.closure),
-                "expanded": cp.expanded, "scanned": cp.scanned, "erased": cp.erased,
-                "started": _when(barrier.get("startedAt")), "run": run_state(tenant.pk, atom_id) or {}}
     if not Atom.objects.filter(tenant=tenant, id=atom_id).exists():
         raise Http404("No such atom.")
     return {"atom_id": atom_id, "state": "none"}

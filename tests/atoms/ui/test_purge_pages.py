@@ -7,6 +7,7 @@ import pytest
 from atoms.api.purge import answer_purge
 from atoms.models import Atom, AtomStore, ErasureReceipt, PurgedAtom, Revision
 from atoms.principal import Principal
+from atoms.services.purge_slices import purge_in_slices
 from memoryhub.digests import digest_of
 from memoryhub.models import AuditEvent
 from tests.atoms.ui.tools_helpers import HX, cited_pair, write
@@ -163,6 +164,23 @@ def test_the_progress_view_polls_while_the_purge_is_pending(client, acme, alice,
     assert b'data-state="running"' in partial.content
     # The purge page itself now shows the progress, not a second preview.
     assert b'data-state="running"' in client.get(purge_url(source)).content
+
+
+def test_the_progress_view_says_running_while_an_erased_atom_waits_for_the_rest(
+        client, acme, alice, pair, settings):
+    settings.ATOMS_PURGE_SLICE_WORK = 1
+    source, quote = pair
+    raise_barrier(acme, source)
+    # One unit per call: stop as soon as the first atom of the closure is erased.
+    while not PurgedAtom.objects.filter(tenant=acme).exists():
+        purge_in_slices(tenant_id=acme.pk, atom_id=source, username="alice", seconds=0)
+    assert AtomStore.get_or_create_for(acme).purge_barrier["atomId"] == source
+    assert not ErasureReceipt.objects.filter(tenant=acme).exists()
+    client.force_login(alice)
+    page = client.get(purge_url(source, "/progress")).content.decode()
+    assert 'data-state="running"' in page and 'data-state="complete"' not in page
+    purge_in_slices(tenant_id=acme.pk, atom_id=source, username="alice")
+    assert b'data-state="complete"' in client.get(purge_url(source, "/progress")).content
 
 
 def test_resume_queues_the_rest_of_a_pending_purge(client, acme, alice, pair, django_capture_on_commit_callbacks,
