@@ -169,7 +169,7 @@ def test_the_progress_view_polls_while_the_purge_is_pending(client, acme, alice,
 def test_the_progress_view_says_running_while_an_erased_atom_waits_for_the_rest(
         client, acme, alice, pair, settings):
     settings.ATOMS_PURGE_SLICE_WORK = 1
-    source, quote = pair
+    source, _ = pair
     raise_barrier(acme, source)
     # One unit per call: stop as soon as the first atom of the closure is erased.
     while not PurgedAtom.objects.filter(tenant=acme).exists():
