@@ -34,13 +34,15 @@ def post_worker_init(worker: Any) -> None:
     while this one keeps telling the master that the worker is alive: gunicorn's --timeout
     counts from the fork, and several workers loading at once on a small machine can take
     longer than that. A failed load is logged and reported by /healthz; the worker then
-    serves with lexical recall."""
+    serves with lexical recall. Then the start-up heap is frozen (process_start.freeze_heap)."""
     from memoryhub import process_start
 
     for thread in process_start.load_in_background():
         while thread.is_alive():
             worker.notify()
             thread.join(1.0)
+    # What start-up loaded stays for the worker's life: keep full collections off it.
+    process_start.freeze_heap()
 
 
 # The access log (off unless --access-logfile is given) shows routes instead of paths, and

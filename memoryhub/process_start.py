@@ -9,6 +9,7 @@ An app registers a `Preload` from its AppConfig.ready(); the server entry points
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,3 +71,13 @@ def statuses() -> dict[str, dict[str, Any]]:
             report[preload.name] = {"status": "failed", "configured": True, "loaded": False,
                                     "error": type(exc).__name__}
     return report
+
+
+def freeze_heap() -> None:
+    """Move every object alive now (Django, the apps, a loaded model) into the collector's
+    permanent generation, once a server process has started (docs/operations.md "Processes").
+    A full collection otherwise walks these half a million long-lived objects, which took
+    about 300 ms in the middle of a read on the project's machine; frozen, it walks only what
+    requests made since. Call it after the preloads are done, in the process that serves."""
+    gc.collect()
+    gc.freeze()
