@@ -160,6 +160,19 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     }
 else:
     _db["CONN_HEALTH_CHECKS"] = True
+    # The planner's cost of a random page read, sent with each new connection (a startup
+    # option: no extra round trip). PostgreSQL's default of 4 assumes spinning disks; with
+    # the working set cached it chose whole-table scans to join a read's 216 best postings to
+    # their revisions (docs/operations.md "PostgreSQL"). Empty: the server's own setting.
+    _page_cost = env_str("DB_RANDOM_PAGE_COST", "1.1").strip()
+    if _page_cost:
+        try:
+            if not 0 < float(_page_cost) < 1000:
+                raise ValueError(_page_cost)
+        except ValueError as exc:
+            raise ImproperlyConfigured("DB_RANDOM_PAGE_COST must be a number above 0 and below 1000, "
+                                       "or empty") from exc
+        _db.setdefault("OPTIONS", {})["options"] = f"-c random_page_cost={float(_page_cost)}"
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

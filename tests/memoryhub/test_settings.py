@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from django.db import connection
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -50,3 +53,19 @@ def test_the_local_secret_key_is_generated_once(tmp_path):
         assert _run("check", MEMORYHUB_VAR_DIR=str(tmp_path)).returncode == 0
     assert len((tmp_path / "secret_key").read_text()) > 50
     assert oct((tmp_path / "secret_key").stat().st_mode)[-3:] == "600"
+
+
+def test_a_bad_random_page_cost_is_refused():
+    # Settings are read before any connection: no PostgreSQL server is needed to refuse it.
+    result = _run("check", DATABASE_URL="postgres://nobody@127.0.0.1:1/none", DB_RANDOM_PAGE_COST="cheap")
+    assert result.returncode != 0
+    assert "DB_RANDOM_PAGE_COST must be a number" in result.stderr
+
+
+@pytest.mark.django_db
+def test_postgresql_connections_plan_with_a_cached_working_set():
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (set DATABASE_URL to a postgres:// URL): SQLite has no planner costs")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW random_page_cost")
+        assert cursor.fetchone() == ("1.1",)
