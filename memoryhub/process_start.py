@@ -78,6 +78,8 @@ def freeze_heap() -> None:
     permanent generation, once a server process has started (docs/operations.md "Processes").
     A full collection otherwise walks these half a million long-lived objects, which took
     about 300 ms in the middle of a read on the project's machine; frozen, it walks only what
-    requests made since. Call it after the preloads are done, in the process that serves."""
+    requests made since. The price: a start-up object that later becomes garbage in a
+    reference cycle is never freed. Call it after the preloads are done, in the process that
+    serves."""
     gc.collect()
     gc.freeze()

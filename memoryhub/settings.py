@@ -172,7 +172,12 @@ else:
         except ValueError as exc:
             raise ImproperlyConfigured("DB_RANDOM_PAGE_COST must be a number above 0 and below 1000, "
                                        "or empty") from exc
-        _db.setdefault("OPTIONS", {})["options"] = f"-c random_page_cost={float(_page_cost)}"
+        # Added to what DATABASE_URL's own `options` (or currentSchema) put there, never over it;
+        # a URL that sets the cost itself keeps its value.
+        _options = _db.setdefault("OPTIONS", {})
+        _given = str(_options.get("options", "")).strip()
+        if "random_page_cost" not in _given:
+            _options["options"] = f"{_given} -c random_page_cost={float(_page_cost)}".strip()
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

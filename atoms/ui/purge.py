@@ -156,19 +156,22 @@ def _percent(cp: Checkpoint) -> int:
 
 
 def progress_context(tenant: Tenant, atom_id: str) -> dict[str, Any]:
-    # The barrier goes first: an atom's PurgedAtom row is written when that atom is erased,
-    # which is before the rest of its closure and the receipt (docs/atoms.md "In the web UI: read
-    # playground and purge", step 4), so the row alone does not mean the purge is complete.
+    # An atom's PurgedAtom row is written when that atom is erased, which is before the rest
+    # of its purge set and the receipt; the receipt is kept in the transaction that lowers
+    # the barrier (docs/atoms.md "In the web UI: read playground and purge", step 4). So an
+    # erased atom without its receipt belongs to the purge still running: the barrier's.
     barrier = _pending_barrier(tenant)
-    if barrier and barrier["atomId"] == atom_id:
+    purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
+    row = (ErasureReceipt.objects.filter(tenant=tenant, id=purged.erasure_id).first()
+           if purged is not None else None)
+    if barrier and (barrier["atomId"] == atom_id or (purged is not None and row is None)):
         cp = Checkpoint.from_json(barrier["checkpoint"])
-        return {"atom_id": atom_id, "state": "running", "barrier": barrier, "phase": cp.phase(),
+        return {"atom_id": barrier["atomId"], "state": "running", "barrier": barrier, "phase": cp.phase(),
                 "phases": _phases(cp.phase()), "percent": _percent(cp), "closure": len(cp.closure),
                 "expanded": cp.expanded, "scanned": cp.scanned, "erased": cp.erased,
-                "started": _when(barrier.get("startedAt")), "run": run_state(tenant.pk, atom_id) or {}}
-    purged = PurgedAtom.objects.filter(tenant=tenant, atom_id=atom_id).first()
+                "started": _when(barrier.get("startedAt")),
+                "run": run_state(tenant.pk, barrier["atomId"]) or {}}
     if purged is not None:
-        row = ErasureReceipt.objects.filter(tenant=tenant, id=purged.erasure_id).first()
         receipt = row.receipt if row else None
         return {"atom_id": atom_id, "state": "complete", "receipt": receipt,
                 "receipt_json": pretty(receipt) if receipt else "",

@@ -66,6 +66,24 @@ def test_a_bad_random_page_cost_is_refused():
 def test_postgresql_connections_plan_with_a_cached_working_set():
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL only (set DATABASE_URL to a postgres:// URL): SQLite has no planner costs")
+    configured = os.environ.get("DB_RANDOM_PAGE_COST", "1.1").strip()
+    if not configured:
+        pytest.skip("DB_RANDOM_PAGE_COST is empty here: the server's own setting applies")
     with connection.cursor() as cursor:
         cursor.execute("SHOW random_page_cost")
-        assert cursor.fetchone() == ("1.1",)
+        assert float(cursor.fetchone()[0]) == float(configured)
+
+
+def _options(**env: str) -> str:
+    code = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'].get('options', ''))"
+    result = _run("shell", "-c", code, **env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_page_cost_is_added_to_the_options_of_the_database_url():
+    url = "postgres://nobody@127.0.0.1:1/none?currentSchema=memory"
+    assert _options(DATABASE_URL=url, DB_RANDOM_PAGE_COST="1.1") == "-c search_path=memory -c random_page_cost=1.1"
+    own = "postgres://nobody@127.0.0.1:1/none?options=-c%20random_page_cost%3D2"
+    assert _options(DATABASE_URL=own, DB_RANDOM_PAGE_COST="1.1") == "-c random_page_cost=2"
+    assert _options(DATABASE_URL=url, DB_RANDOM_PAGE_COST="") == "-c search_path=memory"
