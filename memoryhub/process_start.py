@@ -75,7 +75,7 @@ def statuses() -> dict[str, dict[str, Any]]:
 
 def freeze_heap() -> None:
     """Move every object alive now (Django, the apps, a loaded model) into the collector's
-    permanent generation, once a server process has started (docs/operations.md "Processes").
+    permanent generation, once a server process has started (docs/operations.md "The start-up heap").
     A full collection otherwise walks these half a million long-lived objects, which took
     about 300 ms in the middle of a read on the project's machine; frozen, it walks only what
     requests made since. The price: a start-up object that later becomes garbage in a
