@@ -11,8 +11,9 @@ crowd its best ones (`lexical_channels`).
 
 The union takes, text by text, the lexical hits then the semantic hits, skipping atoms
 already in, and is cut at `limit` = min(maxScan, maxCandidates). The provider hands back
-pinned refs and the statistics it loaded; the core re-reads every candidate and scores it
-itself (atoms.services.scoring), so a channel's own scores never reach a ranking.
+pinned refs, the statistics it loaded and the whole rows both channels read with their hits
+(the same snapshot, so the core's re-read of them costs no query); the core scores every
+candidate itself (atoms.services.scoring), so a channel's own scores never reach a ranking.
 """
 
 from __future__ import annotations
@@ -329,6 +330,6 @@ def two_channel_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]]
                             require_approval=require_approval, k=semantic_k)
     refs, cut = union(list(zip(lexical, near, strict=True)), limit)
     incomplete = cut or any(h.full or h.skipped or h.approximate for h in (*lexical, *near))
-    rows = {revision_id: row for hits in lexical for revision_id, row in hits.rows.items()}
+    rows = {revision_id: row for hits in (*lexical, *near) for revision_id, row in hits.rows.items()}
     return Candidates(refs=refs, complete=not incomplete, scanned=len(refs), approximate=incomplete,
                       statistics=stats, rows=rows)

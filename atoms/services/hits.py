@@ -13,6 +13,6 @@ class Hits:
     full: bool  # the channel returned its whole limit: more may have matched
     skipped: bool = False  # a term was left out of the lookup
     approximate: bool = False
-    # Revision id → the whole row, when the channel read it with its hits (the lexical one
-    # does: the re-read then costs no query; docs/atoms.md "Read path costs").
+    # Revision id → the whole row, read with the hits (both channels do: the core's re-read
+    # then costs no query; docs/atoms.md "Read path costs").
     rows: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -23,7 +23,7 @@ from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, 
 from atoms.models import Atom, AtomStore, IndexEntry, Revision
 from atoms.services.hits import Hits
 from atoms.services.indexing import valid_vectors
-from atoms.services.rows import visible_sql
+from atoms.services.rows import build_revisions, revision_columns, visible_sql
 from atoms.text_signals import signal_texts
 from tenants.models import Tenant
 
@@ -38,6 +38,9 @@ class Semantic:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     configured: bool = False
     pending: bool = False
+    # Revision id → vectors of a valid entry, for heads the semantic channel read with their
+    # entry in this request's snapshot: `cosines` needs no query for them.
+    known: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -79,11 +82,13 @@ ELIGIBLE_CHUNK = 2_000
 
 
 def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], read_policies: Sequence[str],
-                      require_approval: bool) -> dict[int, tuple[str, str]]:
-    """entry id → (atomId, head revisionId) for entries whose atom's head is eligible and
-    whose entry is valid for that head (policy and text hash match): one query."""
+                      require_approval: bool) -> dict[int, tuple[Revision, np.ndarray]]:
+    """entry id → (head revision, its vectors) for entries whose atom's head is eligible and
+    whose entry is valid for that head (policy and text hash match): one query. The whole
+    head row and the entry's vectors come with it, so the core's re-read of these candidates
+    and their cosines cost no further query (docs/atoms.md "Read path costs")."""
     if len(entry_ids) > ELIGIBLE_CHUNK:  # keeps each statement below the parameter limits
-        out: dict[int, tuple[str, str]] = {}
+        out: dict[int, tuple[Revision, np.ndarray]] = {}
         for start in range(0, len(entry_ids), ELIGIBLE_CHUNK):
             out.update(_eligible_entries(tenant, config, entry_ids[start:start + ELIGIBLE_CHUNK], read_policies,
                                          require_approval))
@@ -93,15 +98,20 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
     marks = ", ".join(["%s"] * len(entry_ids))
     policies = ", ".join(["%s"] * len(read_policies))
     visible = visible_sql(require_approval)
-    sql = (f"SELECT e.id, e.text_hash, r.atom_id, r.id, r.body FROM {IndexEntry._meta.db_table} e "  # noqa: S608
+    sql = (f"SELECT e.id, e.text_hash, e.count, e.dimensions, e.vectors, {revision_columns('r')} "  # noqa: S608
+           f"FROM {IndexEntry._meta.db_table} e "
            f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
            f"WHERE e.tenant_id = %s AND e.config = %s AND e.id IN ({marks}) AND e.policy IN ({policies}) "
            f"AND r.policy = e.policy AND {visible}")
     with connection.cursor() as cursor:
         cursor.execute(sql, [tenant.pk, config, *entry_ids, *read_policies])
         rows = cursor.fetchall()
-    return {entry_id: (atom_id, revision_id) for entry_id, text_hash, atom_id, revision_id, body in rows
-            if text_hash == sha256_hex(body)}
+    heads = build_revisions(row[5:] for row in rows)
+    out = {}
+    for (entry_id, text_hash, count, dimensions, vectors, *_), head in zip(rows, heads, strict=True):
+        if text_hash == sha256_hex(head.body):
+            out[entry_id] = (head, np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions))
+    return out
 
 
 def semantic_channel(*, tenant: Tenant, semantic: Semantic | None, texts: Sequence[str],
@@ -120,7 +130,7 @@ def semantic_channel(*, tenant: Tenant, semantic: Semantic | None, texts: Sequen
         return empty
     queries = np.stack([semantic.vectors[texts[i]] for i in rows])
     want = k
-    eligible: dict[int, tuple[str, str]] = {}
+    eligible: dict[int, tuple[Revision, np.ndarray]] = {}
     for round_ in range(WIDEN_ROUNDS + 1):
         found, used_file, reachable = nearest_each(tenant.pk, semantic.loaded.config, queries, want)
         fresh = sorted({entry_id for hits in found for entry_id in hits} - eligible.keys())
@@ -133,9 +143,12 @@ def semantic_channel(*, tenant: Tenant, semantic: Semantic | None, texts: Sequen
     out = list(empty)
     for row, hits, is_short in zip(rows, found, short, strict=True):
         ranked = sorted(((score, eligible[entry_id]) for entry_id, score in hits.items() if entry_id in eligible),
-                        key=lambda item: (-item[0], item[1][0]))[:k]
-        out[row] = Hits(pairs=[pair for _, pair in ranked], full=len(ranked) >= k,
-                        approximate=used_file or (is_short and not exhausted))
+                        key=lambda item: (-item[0], item[1][0].atom_id))[:k]
+        for _, (head, matrix) in ranked:
+            semantic.known[head.id] = matrix
+        out[row] = Hits(pairs=[(head.atom_id, head.id) for _, (head, _) in ranked], full=len(ranked) >= k,
+                        approximate=used_file or (is_short and not exhausted),
+                        rows={head.id: head for _, (head, _) in ranked})
     return out
 
 
@@ -146,7 +159,9 @@ def cosines(tenant: Tenant, semantic: Semantic, revisions: Sequence[Revision]) -
     if not semantic.active:
         return lambda revision: (lambda text: None)
     assert semantic.loaded is not None
-    entries = valid_vectors(tenant, semantic.loaded.config, list(revisions))
+    known = semantic.known
+    entries = {r.atom_id: known[r.id] for r in revisions if r.id in known}
+    entries.update(valid_vectors(tenant, semantic.loaded.config, [r for r in revisions if r.id not in known]))
     # An entry with no vectors (an empty text) is valid but has nothing to compare.
     matrices = {atom_id: matrix for atom_id, matrix in entries.items() if len(matrix)}
     if any(r.atom_id not in entries for r in revisions):

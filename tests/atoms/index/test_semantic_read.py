@@ -126,3 +126,25 @@ def test_the_semantic_channel_keeps_k_eligible_heads_whatever_other_policies_hol
     assert body["diagnostics"]["approximate"] is True  # the HNSW file is approximate by nature
     both = private.post("search", {"query": "coffee tea", "binding": {"readPolicies": ["default", "private"]}}).json()
     assert len(both["items"]) == 1 and both["items"][0]["text"] == "coffee tea"
+
+
+def test_the_semantic_channels_heads_are_neither_read_again_nor_their_vectors_loaded_again(I, X):
+    """The semantic channel's eligibility query reads each hit's whole head row and its
+    entry's vectors (docs/atoms.md "Read path costs"): with no lexical candidate, scoring
+    the candidates issues no re-read of revisions and no look-up of index entries by atom."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fake = FakeHashProvider(64)
+    target = fake.encode_one("coffee")
+    twins = [f"zq{i}" for i in range(20_000) if fake.encode_one(f"zq{i}") == target][:2]
+    I.ok_write(*[create(f"t{i}", twin) for i, twin in enumerate(twins)])
+    drain(X)
+    with CaptureQueriesContext(connection) as captured:
+        body = X.post("search", {"query": "coffee"}).json()
+    assert sorted(item["text"] for item in body["items"]) == sorted(twins) and len(twins) == 2
+    assert body["diagnostics"]["index"] == "ready"  # both were scored with their vectors
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert not [sql for sql in statements if "atoms_indexentry" in sql and "atom_id" in sql and " IN (" in sql
+                and "JOIN" not in sql]
+    assert not [sql for sql in statements if sql.lstrip().startswith('SELECT r."id"') and " r.\"id\" IN (" in sql]
