@@ -63,7 +63,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _matrix(entry: IndexEntry) -> np.ndarray:
-    return np.frombuffer(bytes(entry.vectors), dtype="<f4").reshape(entry.count, entry.dimensions)
+    return entry.matrix()
 
 
 def _new_index(dimensions: int) -> Any:

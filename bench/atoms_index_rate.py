@@ -101,8 +101,8 @@ def before_index_step(tenant: Any, loaded: Any, policy: str, limit: int) -> Any:
         )
     )
     valid = indexing.valid_atoms(tenant, loaded.config, heads)
-    todo = [h for h in heads if indexing._encodable(h) and h.atom_id not in valid]
-    dropped = [h.atom_id for h in heads if not indexing._encodable(h)]
+    todo = [h for h in heads if h.is_unquarantined_active_head and h.atom_id not in valid]
+    dropped = [h.atom_id for h in heads if not h.is_unquarantined_active_head]
     chunks = [chunk_text(head.body) for head in todo]
     vectors = before_encode(loaded, [chunk for group in chunks for chunk in group])
     entries = []
@@ -120,7 +120,7 @@ def before_index_step(tenant: Any, loaded: Any, policy: str, limit: int) -> Any:
                 revision_id=head.id,
                 dimensions=loaded.provider.dimensions,
                 count=len(group),
-                vectors=block.astype("<f4").tobytes(),
+                vectors=IndexEntry.pack(block),
             )
         )
     last_seq, last_id, _ = events[-1]
@@ -221,13 +221,12 @@ def first_turns(path: Path, count: int) -> Conversation:
 
 
 def stored_vectors(tenant: Any, config: str) -> dict[str, Any]:
-    import numpy as np
-
     from atoms.models import IndexEntry
 
     return {
-        atom_id: np.frombuffer(bytes(data), dtype="<f4")
-        for atom_id, data in IndexEntry.objects.filter(tenant=tenant, config=config).values_list("atom_id", "vectors")
+        entry.atom_id: entry.matrix().reshape(-1)
+        for entry in IndexEntry.objects.filter(tenant=tenant, config=config).only("atom_id", "count", "dimensions",
+                                                                                  "vectors")
     }
 
 

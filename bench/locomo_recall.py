@@ -131,7 +131,7 @@ def dense_rankings(conversation: Conversation) -> list[list[int]]:
     blocks: list[np.ndarray] = []
     owners: list[int] = []
     for entry in IndexEntry.objects.filter(tenant=tenant, config=loaded.config):
-        blocks.append(np.frombuffer(bytes(entry.vectors), dtype="<f4").reshape(entry.count, entry.dimensions))
+        blocks.append(entry.matrix())
         owners += [conversation.atom_turn[entry.atom_id]] * entry.count
     matrix, turns = np.concatenate(blocks), np.array(owners)
     queries = loaded.encode([q["question"] for q in conversation.questions])

@@ -7,6 +7,7 @@ memory, the workers rebuild it from the feed.
 
 from __future__ import annotations
 
+import numpy as np
 from django.db import models
 
 from tenants.models import Tenant
@@ -37,6 +38,21 @@ class IndexEntry(models.Model):
 
     def __str__(self) -> str:
         return f"entry of {self.atom_id} ({self.count} vectors)"
+
+    # The one place that knows how `vectors` is stored: every reader of the blob (scoring,
+    # the semantic channel, the vector index file) and the writer go through these.
+    @staticmethod
+    def pack(matrix: np.ndarray) -> bytes:
+        return matrix.astype("<f4").tobytes()
+
+    @staticmethod
+    def unpack(vectors: bytes | memoryview, count: int, dimensions: int) -> np.ndarray:
+        """The (count x dimensions) matrix of a stored blob (bytes on SQLite, a memoryview
+        on PostgreSQL), without copying it again."""
+        return np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions)
+
+    def matrix(self) -> np.ndarray:
+        return self.unpack(self.vectors, self.count, self.dimensions)
 
 
 class IndexCheckpoint(models.Model):

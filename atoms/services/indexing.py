@@ -104,7 +104,7 @@ def valid_atoms(tenant: Tenant, config: str, heads: Sequence[Revision]) -> set[s
 def valid_vectors(tenant: Tenant, config: str, heads: Sequence[Revision]) -> dict[str, np.ndarray]:
     """atom id → its (count x dimensions) vectors, for heads with a valid entry (the
     scoring path: every candidate of a read needs it)."""
-    return {atom_id: np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions)
+    return {atom_id: IndexEntry.unpack(vectors, count, dimensions)
             for atom_id, count, dimensions, vectors in _valid_rows(tenant, config, heads, "count", "dimensions",
                                                                     "vectors")}
 
@@ -122,7 +122,7 @@ def encode_entries(tenant: Tenant, loaded: LoadedProvider, heads: Sequence[Revis
         entries.append(IndexEntry(
             tenant=tenant, atom_id=head.atom_id, config=loaded.config, policy=head.policy,
             text_hash=sha256_hex(head.body), revision_id=head.id, dimensions=loaded.provider.dimensions,
-            count=len(group), vectors=block.astype("<f4").tobytes(),
+            count=len(group), vectors=IndexEntry.pack(block),
         ))
     return entries
 

@@ -110,7 +110,7 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
     out = {}
     for (entry_id, text_hash, count, dimensions, vectors, *_), head in zip(rows, heads, strict=True):
         if text_hash == sha256_hex(head.body):
-            out[entry_id] = (head, np.frombuffer(bytes(vectors), dtype="<f4").reshape(count, dimensions))
+            out[entry_id] = (head, IndexEntry.unpack(vectors, count, dimensions))
     return out
 
 
