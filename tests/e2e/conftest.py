@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 CHROMIUM = os.environ.get("MEMORYHUB_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -19,6 +20,13 @@ def browser() -> Iterator[object]:
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
+    # Django keeps this thread's database connections in thread-local storage while no event
+    # loop runs in the thread, and in a context variable while one does; the sync Playwright
+    # API runs its loop in this thread from start to stop. A connection opened on one side of
+    # either switch is invisible on the other, so nothing would close it and PostgreSQL would
+    # refuse to drop the test database at the end ("being accessed by other users"). Both
+    # switches therefore happen with no connection open.
+    connections.close_all()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -26,6 +34,7 @@ def browser() -> Iterator[object]:
         )
         yield browser
         browser.close()
+        connections.close_all()
 
 
 @pytest.fixture
