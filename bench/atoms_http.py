@@ -7,7 +7,7 @@ The target (one of recall v2's, docs/benchmarks.md "Atoms at scale"): read p95 o
 lexical, tokens 4,096, one query text per read. The script creates a PostgreSQL database of its
 own (`memoryhub_httpbench_<pid>`, through `--postgres`, dropped at the end), migrates it,
 creates a tenant with an ingest key and an agent key, and writes the corpus of
-bench/atoms_scale.py through the service (batches of 128, progress lines), then runs `ANALYZE`.
+bench/atoms_scale.py through the service (batches of 128, progress lines), then runs `VACUUM (ANALYZE)`.
 It times the 50 queries of atoms_scale in this process first (answer_read and answer_search
 with the agent key: service time, no HTTP), then starts `gunicorn memoryhub.wsgi -w N` (sync
 workers) on a free 127.0.0.1 port against the same database in the embedded mode (no Redis,
@@ -90,9 +90,8 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     import django
 
     django.setup()
-    from atoms_scale import QUERIES, Corpus, grow, measure
+    from atoms_scale import QUERIES, Corpus, grow, measure, settle
     from django.core.management import call_command
-    from django.db import connection
 
     from atoms.api.read import answer_read
     from atoms.api.search import answer_search
@@ -114,10 +113,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     seconds = grow(Principal.for_key(ingest), corpus, refs, args.atoms, time.monotonic() + args.build_limit)
     if len(refs) < args.atoms:
         raise BenchError(f"the build limit of {args.build_limit:.0f} s stopped the corpus at {len(refs):,} atoms")
-    # A tenant grown within minutes: autovacuum's ANALYZE would catch up in a running service,
-    # and the planner needs it (docs/benchmarks.md "Recall v2").
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    settle()  # a tenant grown within minutes: what autovacuum would do in a running service
     reader = Principal.for_key(agent)
     progress("service time in this process (no HTTP), one caller ...")
     in_process = {

@@ -7,7 +7,7 @@
     .venv/bin/python bench/atoms_read_cpu.py compare OLD.json NEW.json
 
 `build` writes the corpus of bench/atoms_scale.py into the database DATABASE_URL names
-(dropped and created anew) and runs ANALYZE; it is then a template that is kept. `run` makes
+(dropped and created anew) and runs VACUUM (ANALYZE); it is then a template that is kept. `run` makes
 `<name>_run` (`<name>_$BENCH_COPY`) from that template (reads write refs and receipts, so every run starts from the
 same state) and makes the call list of bench/atoms_read_cpu.py, recording the answers,
 normalized the same way, and the process time, wall time and statements of each call, so
@@ -76,7 +76,7 @@ def build(size: int) -> None:
     _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     _admin(f'CREATE DATABASE "{name}"')
     setup(url)
-    from atoms_scale import Corpus, grow
+    from atoms_scale import Corpus, grow, settle
     from django.core.management import call_command
     from django.db import connection
 
@@ -90,8 +90,7 @@ def build(size: int) -> None:
     tenant, _ = tenant_ensure(slug=cpu.SLUG, name="Read CPU", actor=actor)
     key, _ = apikey_create(tenant=tenant, kind="ingest", actor=actor, name="bench")
     seconds = grow(Principal.for_key(key), Corpus(), [], size, time.monotonic() + 7200)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    settle()
     connection.close()
     print(f"built {size:,} atoms in {seconds:.0f} s", file=sys.stderr)
 

@@ -130,6 +130,20 @@ def change(corpus: Corpus, i: int, refs: list[str]) -> dict[str, Any]:
     return {"id": f"a{i}", "op": "create", "content": {"text": corpus.text(i), "links": links}, "sources": []}
 
 
+def settle() -> None:
+    """After a build on PostgreSQL: VACUUM (ANALYZE), as autovacuum would in a running service.
+    The planner needs the statistics, and the BM25 lookup's index-only scans need the pages
+    that vacuum marks all-visible (until then every posting is fetched from the heap too; the
+    postings table's own autovacuum settings are in docs/operations.md "PostgreSQL"). A corpus
+    that grew to 100k atoms in minutes has had neither; one that grew in a service over weeks
+    has had both (docs/benchmarks.md "A settled corpus on PostgreSQL")."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE)")
+
+
 def grow(caller: Any, corpus: Corpus, refs: list[str], size: int, deadline: float) -> float:
     """Write atoms len(refs)..size-1 in batches; returns seconds spent. Stops at the deadline."""
     from atoms.api.write import answer_write
@@ -212,11 +226,7 @@ def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
         for size in args.sizes:
             progress(f"growing the corpus to {size:,} atoms ...")
             seconds = grow(caller, corpus, refs, size, deadline)
-            if connection.vendor == "postgresql":
-                # The corpus grew tenfold in minutes; autovacuum's ANALYZE would catch up in a
-                # running service, and the planner needs it (docs/benchmarks.md "Recall v2").
-                with connection.cursor() as cursor:
-                    cursor.execute("ANALYZE")
+            settle()
             if len(refs) < size:
                 progress(f"  stopped at {len(refs):,} atoms: the build limit of {args.build_limit:.0f} s is spent")
             reached = len(refs)
