@@ -45,17 +45,12 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
         with connection.cursor() as cursor:
             yield cursor
         return
-    import psycopg  # PostgreSQL's driver: imported only when it is the database
+    from django.db.backends.postgresql.base import ServerBindingCursor
 
-    # What connection.cursor() does around the cursor it makes (BaseDatabaseWrapper._cursor and
-    # _prepare_cursor), with a cursor that binds on the server instead of the client.
+    # What connection.cursor() does before it makes its cursor (BaseDatabaseWrapper._cursor).
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        inner = psycopg.Cursor(connection.connection)
-    connection.validate_thread_sharing()
-    # django-stubs type the driver's cursor these take as Django's own wrapper.
-    wrapped = (connection.make_debug_cursor(inner) if connection.queries_logged  # type: ignore[arg-type]
-               else connection.make_cursor(inner))  # type: ignore[arg-type]
-    with wrapped as cursor:
+        inner = ServerBindingCursor(connection.connection)
+    with connection._prepare_cursor(inner) as cursor:
         yield cursor
