@@ -178,12 +178,6 @@ else:
         _given = str(_options.get("options", "")).strip()
         if "random_page_cost" not in _given:
             _options["options"] = f"{_given} -c random_page_cost={float(_page_cost)}".strip()
-    # Prepared statements for the few statements that ask for them (atoms.services.prepared):
-    # psycopg prepares a statement on its first run on a server-binding cursor; Django's own
-    # cursors bind on the client and never prepare. Off behind a pooler that cannot keep
-    # prepared statements (docs/operations.md "PostgreSQL").
-    if env_bool("DB_PREPARED_STATEMENTS", True):
-        _db.setdefault("OPTIONS", {})["prepare_threshold"] = 0
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -20,7 +20,6 @@ from django.db import connection
 from django.db.models import Field
 
 from atoms.models import Atom, Origin, Revision, Slot
-from atoms.services.prepared import member, prepared_cursor
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 
 # Revision ids per statement: far below every database's parameter limit (each id is bound
@@ -105,35 +104,32 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str]) -> tuple[str, l
     """Linking slots of `atoms` (when any), then of the revisions `own`: the slots with their
     targets' heads, the origins with their sources, the pinned targets of observed slots.
     PostgreSQL types a UNION's NULL columns from the branches before them, so the first
-    branch types every column. On PostgreSQL the lists are array parameters, so the text is
-    one of three whatever the lists' lengths, and stays prepared (atoms.services.prepared)."""
+    branch types every column."""
     slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
     typed = _typed_nulls()
+    marks = ", ".join(["%s"] * len(own))
     parts: list[str] = []
     params: list[Any] = []
     if atoms:
-        targets, target_params = member("s.target_atom_id", atoms)
         parts.append(f"SELECT {_LINKER}, {_SLOT}, {typed}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
                      f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
-                     f"AND {targets} AND r.is_head AND r.state = 'active'")
-        params += [tenant_id, *target_params]
+                     f"AND s.target_atom_id IN ({', '.join(['%s'] * len(atoms))}) AND r.is_head AND r.state = 'active'")
+        params += [tenant_id, *atoms]
     if own:
-        slots_of, own_params = member("s.revision_id", own)
-        origins_of, _ = member("o.revision_id", own)
         parts.append(f"SELECT {_OWN}, {_SLOT}, {typed}, {revision_columns('h')} "  # noqa: S608
                      f"FROM {slot} s LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
-                     f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE {slots_of}")
+                     f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE s.revision_id IN ({marks})")
         parts.append(f"SELECT {_ORIGIN}, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, "  # noqa: S608
                      f"o.source_atom_id, o.source_revision_id, o.start, o.\"end\", o.quote_digest, "
                      f"{revision_columns('c')} FROM {origin} o "
                      f"LEFT JOIN {revision} c ON c.id = o.source_revision_id AND c.tenant_id = %s "
-                     f"WHERE {origins_of}")
+                     f"WHERE o.revision_id IN ({marks})")
         # CROSS JOIN: SQLite then walks the slots first, never the tenant's revisions (on
         # PostgreSQL it is an inner join like any other).
         parts.append(f"SELECT {_PINNED}, {_SLOT}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
-                     f"FROM {slot} s CROSS JOIN {revision} p WHERE {slots_of} "
+                     f"FROM {slot} s CROSS JOIN {revision} p WHERE s.revision_id IN ({marks}) "
                      f"AND p.id = s.target_revision_id AND p.tenant_id = %s")
-        params += [tenant_id, *own_params, tenant_id, *own_params, *own_params, tenant_id]
+        params += [tenant_id, *own, tenant_id, *own, *own, tenant_id]
     return " UNION ALL ".join(parts), params
 
 
@@ -145,7 +141,7 @@ def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] =
     out = Links()
     linker_heads: dict[str, Revision] = {}
     end = _REVISION + len(ATTNAMES)
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         for start in range(0, max(len(ids), len(linked_atoms)), LINKS_CHUNK):
             own, atoms = list(ids[start:start + LINKS_CHUNK]), list(linked_atoms[start:start + LINKS_CHUNK])
             cursor.execute(*_statement(tenant_id, own, atoms))

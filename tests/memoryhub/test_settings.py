@@ -87,24 +87,3 @@ def test_the_page_cost_is_added_to_the_options_of_the_database_url():
     own = "postgres://nobody@127.0.0.1:1/none?options=-c%20random_page_cost%3D2"
     assert _options(DATABASE_URL=own, DB_RANDOM_PAGE_COST="1.1") == "-c random_page_cost=2"
     assert _options(DATABASE_URL=url, DB_RANDOM_PAGE_COST="") == "-c search_path=memory"
-
-
-def _prepare_threshold(**env: str) -> str:
-    code = ("from django.conf import settings; "
-            "print(repr(settings.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold')))")
-    result = _run("shell", "-c", code, **env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-1]
-
-
-def test_postgresql_connections_prepare_statements_unless_turned_off():
-    url = "postgres://nobody@127.0.0.1:1/none"
-    assert _prepare_threshold(DATABASE_URL=url, DB_PREPARED_STATEMENTS="") == "0"
-    assert _prepare_threshold(DATABASE_URL=url, DB_PREPARED_STATEMENTS="off") == "None"
-    assert _prepare_threshold(DATABASE_URL="sqlite:///:memory:") == "None"
-
-
-def test_a_bad_prepared_statements_switch_is_refused():
-    result = _run("check", DATABASE_URL="postgres://nobody@127.0.0.1:1/none", DB_PREPARED_STATEMENTS="maybe")
-    assert result.returncode != 0
-    assert "DB_PREPARED_STATEMENTS must be a boolean" in result.stderr
