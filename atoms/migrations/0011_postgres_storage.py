@@ -27,28 +27,25 @@ def _lz4_supported(cursor: Any) -> bool:
     return cursor.fetchone() is not None
 
 
-def forwards(apps: Any, schema_editor: Any) -> None:
+def _set(schema_editor: Any, *, compression: str, postings: str) -> None:
     connection = schema_editor.connection
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
         if _lz4_supported(cursor):
             for table, column in MANIFEST_COLUMNS:
-                cursor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION lz4")
-        cursor.execute(f"ALTER TABLE {POSTINGS} SET (autovacuum_vacuum_insert_scale_factor = 0.01, "
-                       "autovacuum_vacuum_scale_factor = 0.05)")
+                cursor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION {compression}")
+        cursor.execute(f"ALTER TABLE {POSTINGS} {postings}")
+
+
+def forwards(apps: Any, schema_editor: Any) -> None:
+    _set(schema_editor, compression="lz4",
+         postings="SET (autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_scale_factor = 0.05)")
 
 
 def backwards(apps: Any, schema_editor: Any) -> None:
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        if _lz4_supported(cursor):
-            for table, column in MANIFEST_COLUMNS:
-                cursor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION DEFAULT")
-        cursor.execute(f"ALTER TABLE {POSTINGS} RESET (autovacuum_vacuum_insert_scale_factor, "
-                       "autovacuum_vacuum_scale_factor)")
+    _set(schema_editor, compression="DEFAULT",
+         postings="RESET (autovacuum_vacuum_insert_scale_factor, autovacuum_vacuum_scale_factor)")
 
 
 class Migration(migrations.Migration):
