@@ -7,6 +7,7 @@ implementation."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -76,9 +77,13 @@ def write_session(volume: MemoryVolume, raw: str | None) -> MemorySession | None
 
 
 def _retry_key(tenant_id: int, context: WriteContext) -> str | None:
+    """The counter's cache key. The turn is the client's own text (any length, any
+    characters), so the key holds a digest of it: bounded, safe for every cache backend, and
+    no client text in the cache's key space."""
     if not context.session or not context.turn:
         return None
-    return f"memory-retry:{tenant_id}:{context.session}:{context.turn}"
+    turn = hashlib.sha256(f"{context.session}\0{context.turn}".encode()).hexdigest()
+    return f"memory-retry:{tenant_id}:{turn}"
 
 
 def count_success(*, tenant_id: int, context: WriteContext) -> None:

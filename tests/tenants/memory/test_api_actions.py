@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from tenants.models import MemoryVersion
 from tests.conftest import error_of
 from tests.tenants.memory.helpers import seed, set_volume
@@ -187,6 +189,25 @@ def test_the_retry_cap_counts_failures_per_turn(mem):
     assert mem.tool({"action": "add", "content": ""}, **headers).json()["code"] == "CONTENT_EMPTY"
     no_turn = [mem.tool({"action": "add", "content": ""}).json()["code"] for _ in range(5)]
     assert set(no_turn) == {"CONTENT_EMPTY"}
+
+
+def test_the_retry_cap_takes_any_turn_text_and_keeps_it_out_of_the_cache_key(mem):
+    from django.core.cache import cache
+    from django.core.cache.backends.base import CacheKeyWarning
+
+    from memoryhub.actors import Actor
+    from tenants.memory.sessions import session_create
+    from tenants.models import Tenant
+
+    session, _ = session_create(tenant=Tenant.objects.get(slug="acme"), chat_id="c", actor=Actor.system("tests"))
+    turn = "o *) " + "x" * 300  # spaces, punctuation and more than memcached's 250 characters
+    headers = {"X-Memoryhub-Session": str(session.id), "X-Memoryhub-Turn": turn}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheKeyWarning)
+        codes = [mem.tool({"action": "add", "content": ""}, **headers).json()["code"] for _ in range(4)]
+    assert codes == ["CONTENT_EMPTY"] * 3 + ["RETRY_LIMIT"]
+    keys = [str(k) for k in getattr(cache, "_cache", {})]  # the local-memory cache of the tests, when it is one
+    assert not [k for k in keys if turn in k]
 
 
 def test_tool_errors_are_200_and_rest_errors_use_status(mem):
