@@ -6,8 +6,10 @@ origins, the head of every atom its slots name, the pinned targets of its observ
 and the sources its origins cite. One UNION ALL statement reads them all: the slots come
 with their target's head row (a LEFT JOIN through the atom), the origins with their source
 row, so no separate look-up runs per level (each is a PostgreSQL round trip). Graph acquisition adds the slots of active heads that
-link into the level, with those heads' rows. Rows are plain tuples, not model instances;
-revisions are built by atoms.services.rows.
+link into the level, with those heads' rows. Read's closures need no statement per level:
+`load_closure_links` reads every revision a closure walk can reach from its seeds in one
+recursive statement. Rows are plain tuples, not model instances; revisions are built by
+atoms.services.rows.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from typing import Any, NamedTuple
 from django.db import connection
 from django.db.models import Field
 
-from atoms.models import Atom, Origin, Revision, Slot
+from atoms.models import Atom, Origin, Revision, Slot, SlotMode
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 
 # Revision ids per statement: far below every database's parameter limit (each id is bound
 # twice), and above a normal level.
 LINKS_CHUNK = 1_000
-_OWN, _ORIGIN, _LINKER, _PINNED = 0, 1, 2, 3
+_OWN, _ORIGIN, _LINKER, _PINNED, _MEMBER = 0, 1, 2, 3, 4
 _REVISION = 14  # the first revision column of a row
 _SLOT = "s.revision_id, s.position, s.role, s.mode, s.target_atom_id, s.target_revision_id, s.required, s.order_key"
 
@@ -100,37 +102,67 @@ def _typed_nulls() -> str:
     return _typed[connection.vendor]
 
 
+def _own_branches(tenant_id: int, members: str, member_params: list[Any]) -> tuple[list[str], list[Any]]:
+    """The branches of the revisions `members` names (an IN list, or a subquery of a WITH
+    clause): their slots with their targets' heads, their origins with their sources, the
+    pinned targets of their observed slots."""
+    slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
+    typed = _typed_nulls()
+    parts = [
+        f"SELECT {_OWN}, {_SLOT}, {typed}, {revision_columns('h')} "  # noqa: S608
+        f"FROM {slot} s LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
+        f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE s.revision_id IN ({members})",
+        f"SELECT {_ORIGIN}, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, "  # noqa: S608
+        f"o.source_atom_id, o.source_revision_id, o.start, o.\"end\", o.quote_digest, "
+        f"{revision_columns('c')} FROM {origin} o "
+        f"LEFT JOIN {revision} c ON c.id = o.source_revision_id AND c.tenant_id = %s "
+        f"WHERE o.revision_id IN ({members})",
+        # CROSS JOIN: SQLite then walks the slots first, never the tenant's revisions (on
+        # PostgreSQL it is an inner join like any other).
+        f"SELECT {_PINNED}, {_SLOT}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
+        f"FROM {slot} s CROSS JOIN {revision} p WHERE s.revision_id IN ({members}) "
+        f"AND p.id = s.target_revision_id AND p.tenant_id = %s",
+    ]
+    return parts, [tenant_id, *member_params, tenant_id, *member_params, *member_params, tenant_id]
+
+
 def _statement(tenant_id: int, own: list[str], atoms: list[str]) -> tuple[str, list[Any]]:
     """Linking slots of `atoms` (when any), then of the revisions `own`: the slots with their
     targets' heads, the origins with their sources, the pinned targets of observed slots.
     PostgreSQL types a UNION's NULL columns from the branches before them, so the first
     branch types every column."""
-    slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
-    typed = _typed_nulls()
-    marks = ", ".join(["%s"] * len(own))
+    slot, revision = _quoted(Slot), _quoted(Revision)
     parts: list[str] = []
     params: list[Any] = []
     if atoms:
-        parts.append(f"SELECT {_LINKER}, {_SLOT}, {typed}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
+        parts.append(f"SELECT {_LINKER}, {_SLOT}, {_typed_nulls()}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
                      f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
                      f"AND s.target_atom_id IN ({', '.join(['%s'] * len(atoms))}) AND r.is_head AND r.state = 'active'")
         params += [tenant_id, *atoms]
     if own:
-        parts.append(f"SELECT {_OWN}, {_SLOT}, {typed}, {revision_columns('h')} "  # noqa: S608
-                     f"FROM {slot} s LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
-                     f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE s.revision_id IN ({marks})")
-        parts.append(f"SELECT {_ORIGIN}, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, "  # noqa: S608
-                     f"o.source_atom_id, o.source_revision_id, o.start, o.\"end\", o.quote_digest, "
-                     f"{revision_columns('c')} FROM {origin} o "
-                     f"LEFT JOIN {revision} c ON c.id = o.source_revision_id AND c.tenant_id = %s "
-                     f"WHERE o.revision_id IN ({marks})")
-        # CROSS JOIN: SQLite then walks the slots first, never the tenant's revisions (on
-        # PostgreSQL it is an inner join like any other).
-        parts.append(f"SELECT {_PINNED}, {_SLOT}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
-                     f"FROM {slot} s CROSS JOIN {revision} p WHERE s.revision_id IN ({marks}) "
-                     f"AND p.id = s.target_revision_id AND p.tenant_id = %s")
-        params += [tenant_id, *own, tenant_id, *own, *own, tenant_id]
+        branches, branch_params = _own_branches(tenant_id, ", ".join(["%s"] * len(own)), own)
+        parts += branches
+        params += branch_params
     return " UNION ALL ".join(parts), params
+
+
+def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]]:
+    """The branches of `_statement` for every revision a closure walk from `seeds` can reach:
+    a recursive WITH follows each member's required and include slots to their pinned
+    revision, or to their target atom's head, as read's closure does (docs/atoms.md "Read
+    path costs"), and a last branch names every member, so that a member without slots or
+    origins is known too. UNION drops repeats, so a cycle ends the recursion."""
+    slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
+    walk = (f"WITH RECURSIVE m(id) AS (SELECT r.id FROM {revision} r "  # noqa: S608
+            f"WHERE r.tenant_id = %s AND r.id IN ({', '.join(['%s'] * len(seeds))}) "
+            f"UNION SELECT CASE WHEN s.target_revision_id <> '' THEN s.target_revision_id ELSE a.head_id END "
+            f"FROM m JOIN {slot} s ON s.revision_id = m.id "
+            f"LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
+            f"WHERE s.required OR s.mode = '{SlotMode.INCLUDE.value}') ")
+    branches, params = _own_branches(tenant_id, "SELECT id FROM m", [])
+    nulls = ", ".join(["NULL"] * (_REVISION - 2 + len(ATTNAMES)))  # every column after the member's id
+    branches.append(f"SELECT {_MEMBER}, id, {nulls} FROM m WHERE id IS NOT NULL")  # noqa: S608
+    return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, *params]
 
 
 def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = ()) -> Links:
@@ -140,33 +172,58 @@ def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] =
     revision."""
     out = Links()
     linker_heads: dict[str, Revision] = {}
-    end = _REVISION + len(ATTNAMES)
     with connection.cursor() as cursor:
         for start in range(0, max(len(ids), len(linked_atoms)), LINKS_CHUNK):
             own, atoms = list(ids[start:start + LINKS_CHUNK]), list(linked_atoms[start:start + LINKS_CHUNK])
             cursor.execute(*_statement(tenant_id, own, atoms))
-            rows = cursor.fetchall()
-            heads = {row[5]: row[_REVISION:end] for row in rows
-                     if row[0] == _OWN and row[_REVISION] is not None and row[5] not in out.heads}
-            out.heads.update((r.atom_id, r) for r in build_revisions(heads.values()))
-            found = {row[_REVISION]: row[_REVISION:end] for row in rows
-                     if row[0] in (_ORIGIN, _PINNED) and row[_REVISION] is not None and row[_REVISION] not in out.rows}
-            out.rows.update((r.id, r) for r in build_revisions(found.values()))
-            linking = {row[_REVISION]: row[_REVISION:end] for row in rows
-                       if row[0] == _LINKER and row[_REVISION] not in linker_heads}
-            linker_heads.update((r.id, r) for r in build_revisions(linking.values()))
-            for row in rows:
-                if row[0] == _ORIGIN:
-                    out.origins.append(OriginRow(row[1], row[2], row[9], row[10], row[11], row[12], row[13]))
-                    continue
-                if row[0] == _PINNED:
-                    continue
-                # SQLite hands booleans back as 0 / 1.
-                slot = SlotRow(row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
-                if row[0] == _OWN:
-                    out.slots.append(slot)
-                else:
-                    out.linkers.append((slot, linker_heads[row[_REVISION]]))
+            _collect(cursor.fetchall(), out, linker_heads)
     out.slots.sort(key=lambda s: (s.revision_id, s.position))
     out.origins.sort(key=lambda o: (o.revision_id, o.position))
     return out
+
+
+def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> tuple[Links, set[str]]:
+    """What `load_links` reads, for `seeds` and every revision their closures can reach
+    (`_closure_statement`), and the ids of all those revisions: one query per LINKS_CHUNK
+    seeds, however deep the closures go (docs/atoms.md "Read path costs")."""
+    out = Links()
+    members: set[str] = set()
+    with connection.cursor() as cursor:
+        for start in range(0, len(seeds), LINKS_CHUNK):
+            cursor.execute(*_closure_statement(tenant_id, list(seeds[start:start + LINKS_CHUNK])))
+            _collect(cursor.fetchall(), out, {}, members)
+    # A revision reached from two chunks came back twice.
+    out.slots = sorted(set(out.slots), key=lambda s: (s.revision_id, s.position))
+    out.origins = sorted(set(out.origins), key=lambda o: (o.revision_id, o.position))
+    return out, members
+
+
+def _collect(rows: list[tuple[Any, ...]], out: Links, linker_heads: dict[str, Revision],
+             members: set[str] | None = None) -> None:
+    """Add one statement's rows to `out` (and the member ids of a closure statement to `members`)."""
+    end = _REVISION + len(ATTNAMES)
+    heads = {row[5]: row[_REVISION:end] for row in rows
+             if row[0] == _OWN and row[_REVISION] is not None and row[5] not in out.heads}
+    out.heads.update((r.atom_id, r) for r in build_revisions(heads.values()))
+    found = {row[_REVISION]: row[_REVISION:end] for row in rows
+             if row[0] in (_ORIGIN, _PINNED) and row[_REVISION] is not None and row[_REVISION] not in out.rows}
+    out.rows.update((r.id, r) for r in build_revisions(found.values()))
+    linking = {row[_REVISION]: row[_REVISION:end] for row in rows
+               if row[0] == _LINKER and row[_REVISION] not in linker_heads}
+    linker_heads.update((r.id, r) for r in build_revisions(linking.values()))
+    for row in rows:
+        if row[0] == _ORIGIN:
+            out.origins.append(OriginRow(row[1], row[2], row[9], row[10], row[11], row[12], row[13]))
+            continue
+        if row[0] == _PINNED:
+            continue
+        if row[0] == _MEMBER:
+            if members is not None:
+                members.add(row[1])
+            continue
+        # SQLite hands booleans back as 0 / 1.
+        slot = SlotRow(row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
+        if row[0] == _OWN:
+            out.slots.append(slot)
+        else:
+            out.linkers.append((slot, linker_heads[row[_REVISION]]))

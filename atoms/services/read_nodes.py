@@ -78,6 +78,7 @@ class NodeBuilder:
         such as its stale ones). Call once per page."""
         roots = list(roots)
         level = list({r.id: r for r in roots}.values())
+        self.data.prefetch_closures(level)  # every closure level's links in one statement
         shown: list[Revision] = []
         while level:
             for revision in level:

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from atoms.models import PurgedAtom, Revision
+from atoms.models import PurgedAtom, Revision, SlotMode
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Principal
-from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_links
+from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_closure_links, load_links
 from atoms.services.refs import issue_refs
 from tenants.models import Tenant
 
@@ -55,6 +55,48 @@ class ViewData:
         """Reuse what graph acquisition read in this snapshot: `load` then reads the slots and
         origins of none of its expanded revisions, nor the heads it found."""
         self.known = links
+        self.heads.update(links.heads)
+
+    def prefetch_closures(self, roots: Iterable[Revision]) -> None:
+        """Read, in one statement, the slots and origins of every revision the closures of
+        `roots` can reach and that no earlier load read (atoms.services.links
+        `load_closure_links`): `load` then reads nothing for any closure level. The walk
+        through what is known already follows the same slots as read's closure (required or
+        include), so the statement starts where that knowledge ends. It reads a superset of
+        what the closure walk takes: members it does not reach (behind a hidden or stale
+        revision) are never used."""
+        seeds: list[str] = []
+        seen: set[str] = set()
+        stack = [r.id for r in roots]
+        while stack:
+            revision_id = stack.pop()
+            if revision_id in seen or revision_id in self.slots:
+                continue
+            seen.add(revision_id)
+            if revision_id not in self.known.slots:
+                seeds.append(revision_id)
+                continue
+            for slot in self.known.slots[revision_id]:
+                if slot.required or slot.mode == SlotMode.INCLUDE:
+                    target = (self.known.rows.get(slot.target_revision_id) if slot.target_revision_id
+                              else self.known.heads.get(slot.target_atom_id))
+                    if target is not None:
+                        stack.append(target.id)
+        if not seeds:
+            return
+        links, members = load_closure_links(self.tenant.pk, seeds)
+        fresh = members - self.known.slots.keys()  # never read before: the seeds and what lies past them
+        for member in fresh:
+            self.known.slots[member] = []
+            self.known.origins[member] = []
+        for slot in links.slots:  # in (revision id, position) order
+            if slot.revision_id in fresh:
+                self.known.slots[slot.revision_id].append(slot)
+        for origin in links.origins:
+            if origin.revision_id in fresh:
+                self.known.origins[origin.revision_id].append(origin)
+        self.known.heads.update(links.heads)
+        self.known.rows.update(links.rows)
         self.heads.update(links.heads)
 
     def load(self, revisions: Iterable[Revision]) -> None:

@@ -23,9 +23,9 @@ Where the queries go, for the read below (two channel texts):
   targets, its origins with their sources, and the slots into it with their heads (1):
   depth 1 → 1;
 - use state: the aggregate with the rows of the graph's revisions (1);
-- closures and views: per closure level not read by the graph already, one statement for its
-  slots with their targets' heads, its origins with their sources and its pinned targets (1):
-  one level here;
+- closures and views: one recursive statement for every closure member the graph did not
+  read, however deep, with their slots, their targets' heads, their origins with their
+  sources and their pinned targets (1; the last test below);
 - refs: one bulk issue (look-up, and an insert that returns the refs it made: 2);
 - the receipt insert (1); a cursor reuses the store row read at the start (no query).
 
@@ -50,6 +50,7 @@ from typing import Any
 
 import pytest
 from django.db import DatabaseError, OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from atoms.api.read import answer_read, parse_read
 from atoms.api.search import answer_search
@@ -60,7 +61,7 @@ from atoms.services.read import atoms_read
 from atoms.services.refs import issue_ref
 from atoms.services.snapshot import read_snapshot, retried
 from tests.atoms.api import query_corpus
-from tests.atoms.api.helpers import AtomsClient
+from tests.atoms.api.helpers import AtomsClient, create
 
 READ_BOUND = 16
 SEARCH_BOUND = 18
@@ -244,3 +245,30 @@ def test_a_serialization_failure_in_the_callers_transaction_is_not_run_again(aut
     with pytest.raises(OperationalError):
         conflicting()
     assert calls == [1]
+
+
+def _chain(I: AtomsClient, name: str, length: int) -> list[str]:
+    """A root `<name> root` that requires a chain of `length` atoms, each requiring the next;
+    returns the texts, root first. Only the root holds `name`."""
+    texts = [f"{name} root"] + [f"link {i} of the {length}-chain" for i in range(length)]
+    changes = []
+    for i, text in enumerate(texts):
+        links = {"needs": {"local": f"{name}{i + 1}", "required": True}} if i < length else {}
+        changes.append(create(f"{name}{i}", text, links))
+    I.ok_write(*changes)
+    return texts
+
+
+def test_a_read_loads_a_closure_in_one_statement_however_deep_it_goes(I: AtomsClient, W: AtomsClient) -> None:
+    """The closure levels the graph did not read come in one recursive statement
+    (docs/atoms.md "Read path costs"): a root whose closure is eight atoms deep costs the read
+    no more queries than one whose closure is one atom deep."""
+    shallow, deep = _chain(I, "walnut", 1), _chain(I, "chestnut", 8)
+    caller = Principal.for_key(W.key)
+    counts = {}
+    for name, texts in (("walnut", shallow), ("chestnut", deep)):
+        with CaptureQueriesContext(connection) as captured:
+            read = answer_read(caller, {"state": {"query": name}, "options": {"tokens": 4096}})
+        assert sorted(item["text"] for item in read["items"]) == sorted(texts)  # the whole closure
+        counts[name] = len(captured.captured_queries)
+    assert counts["chestnut"] == counts["walnut"]
