@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from django.db import connection
 from django.db.models import Field
@@ -68,6 +68,9 @@ class Links:
     heads: dict[str, Revision] = field(default_factory=dict)
     linkers: list[tuple[SlotRow, Revision]] = field(default_factory=list)
     rows: dict[str, Revision] = field(default_factory=dict)  # pinned targets and cited sources that exist
+    # Revisions read beyond those asked for (`_statement`'s `ahead`, `_closure_statement`),
+    # with their atom ids (None from a closure statement): their slots and origins are in too.
+    members: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,24 +129,63 @@ def _own_branches(tenant_id: int, members: str, member_params: list[Any]) -> tup
     return parts, [tenant_id, *member_params, tenant_id, *member_params, *member_params, tenant_id]
 
 
-def _statement(tenant_id: int, own: list[str], atoms: list[str]) -> tuple[str, list[Any]]:
+def _linker_branch(atoms: str) -> str:
+    """The slots of active heads that link to the atoms `atoms` names, with those heads."""
+    slot, revision = _quoted(Slot), _quoted(Revision)
+    return (f"SELECT {_LINKER}, {_SLOT}, {_typed_nulls()}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
+            f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
+            f"AND s.target_atom_id IN ({atoms}) AND r.is_head AND r.state = 'active'")
+
+
+Ahead = Literal["", "links", "level"]
+
+
+def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = "") -> tuple[str, list[Any]]:
     """Linking slots of `atoms` (when any), then of the revisions `own`: the slots with their
     targets' heads, the origins with their sources, the pinned targets of observed slots.
     PostgreSQL types a UNION's NULL columns from the branches before them, so the first
-    branch types every column."""
-    slot, revision = _quoted(Slot), _quoted(Revision)
+    branch types every column.
+
+    `ahead` (with both lists given): the same again for every revision that could join the
+    graph at this level: the heads of the atoms the slots of `own` name, and the active heads
+    that link to `atoms` (a WITH clause), with a last branch that names each of them and its
+    atom. "links" reads their slots and origins, which search's page and read's closures
+    need; "level" also the slots that link into them, so that expanding them costs no
+    statement. Acquisition judges later which of them join (visibility, staleness, relation
+    weights, maxNodes); the others are read for nothing."""
     parts: list[str] = []
     params: list[Any] = []
+    atom_marks, own_marks = ", ".join(["%s"] * len(atoms)), ", ".join(["%s"] * len(own))
     if atoms:
-        parts.append(f"SELECT {_LINKER}, {_SLOT}, {_typed_nulls()}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
-                     f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
-                     f"AND s.target_atom_id IN ({', '.join(['%s'] * len(atoms))}) AND r.is_head AND r.state = 'active'")
+        parts.append(_linker_branch(atom_marks))
         params += [tenant_id, *atoms]
     if own:
-        branches, branch_params = _own_branches(tenant_id, ", ".join(["%s"] * len(own)), own)
+        branches, branch_params = _own_branches(tenant_id, own_marks, own)
         parts += branches
         params += branch_params
-    return " UNION ALL ".join(parts), params
+    if not (ahead and own and atoms):
+        return " UNION ALL ".join(parts), params
+    slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
+    walk = (f"WITH n(id, atom_id) AS (SELECT h.id, h.atom_id FROM {slot} s "  # noqa: S608
+            f"JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s JOIN {revision} h ON h.id = a.head_id "
+            f"WHERE s.revision_id IN ({own_marks}) "
+            f"UNION SELECT r.id, r.atom_id FROM {slot} s JOIN {revision} r ON r.id = s.revision_id "
+            f"WHERE s.tenant_id = %s AND s.target_atom_id IN ({atom_marks}) AND r.is_head AND r.state = 'active') ")
+    if ahead == "level":
+        parts.append(_linker_branch("SELECT atom_id FROM n"))
+        params.append(tenant_id)
+    branches, branch_params = _own_branches(tenant_id, "SELECT id FROM n", [])
+    parts += branches
+    # The member's atom id only where its linkers were read.
+    parts.append(_member_branch("atom_id" if ahead == "level" else "NULL", "n"))
+    return walk + " UNION ALL ".join(parts), [tenant_id, *own, tenant_id, *atoms, *params, *branch_params]
+
+
+def _member_branch(atom: str, table: str) -> str:
+    """One row per revision id of `table`, with the atom id `atom` names in the target atom
+    column: `_collect` records them as members whose links the statement read."""
+    before, after = ", ".join(["NULL"] * 3), ", ".join(["NULL"] * (_REVISION - 6 + len(ATTNAMES)))
+    return f"SELECT {_MEMBER}, id, {before}, {atom}, {after} FROM {table} WHERE id IS NOT NULL"  # noqa: S608
 
 
 def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]]:
@@ -160,23 +202,28 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
             f"LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
             f"WHERE s.required OR s.mode = '{SlotMode.INCLUDE.value}') ")
     branches, params = _own_branches(tenant_id, "SELECT id FROM m", [])
-    nulls = ", ".join(["NULL"] * (_REVISION - 2 + len(ATTNAMES)))  # every column after the member's id
-    branches.append(f"SELECT {_MEMBER}, id, {nulls} FROM m WHERE id IS NOT NULL")  # noqa: S608
+    branches.append(_member_branch("NULL", "m"))
     return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, *params]
 
 
-def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = ()) -> Links:
+def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = (), *, ahead: Ahead = "") -> Links:
     """The slots, origins, target heads, pinned targets and cited sources of the revisions
     `ids`, and the slots of active heads that link to `linked_atoms` with those heads: one
-    query per LINKS_CHUNK of each (docs/atoms.md "Read path costs"). One instance per
-    revision."""
+    query per LINKS_CHUNK of each (docs/atoms.md "Read path costs"). With `ahead`, the same
+    for every revision that could join graph acquisition at this level (`_statement`), named
+    in `members` (with their atom ids when their linking slots were read too). One instance
+    per revision."""
     out = Links()
     linker_heads: dict[str, Revision] = {}
     with connection.cursor() as cursor:
         for start in range(0, max(len(ids), len(linked_atoms)), LINKS_CHUNK):
             own, atoms = list(ids[start:start + LINKS_CHUNK]), list(linked_atoms[start:start + LINKS_CHUNK])
-            cursor.execute(*_statement(tenant_id, own, atoms))
+            cursor.execute(*_statement(tenant_id, own, atoms, ahead))
             _collect(cursor.fetchall(), out, linker_heads)
+    if out.members:  # a revision both asked for and ahead came back twice
+        out.slots = list(set(out.slots))
+        out.origins = list(set(out.origins))
+        out.linkers = list({(slot.revision_id, slot.position): (slot, head) for slot, head in out.linkers}.values())
     out.slots.sort(key=lambda s: (s.revision_id, s.position))
     out.origins.sort(key=lambda o: (o.revision_id, o.position))
     return out
@@ -187,20 +234,18 @@ def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> tuple[Links, set
     (`_closure_statement`), and the ids of all those revisions: one query per LINKS_CHUNK
     seeds, however deep the closures go (docs/atoms.md "Read path costs")."""
     out = Links()
-    members: set[str] = set()
     with connection.cursor() as cursor:
         for start in range(0, len(seeds), LINKS_CHUNK):
             cursor.execute(*_closure_statement(tenant_id, list(seeds[start:start + LINKS_CHUNK])))
-            _collect(cursor.fetchall(), out, {}, members)
+            _collect(cursor.fetchall(), out, {})
     # A revision reached from two chunks came back twice.
     out.slots = sorted(set(out.slots), key=lambda s: (s.revision_id, s.position))
     out.origins = sorted(set(out.origins), key=lambda o: (o.revision_id, o.position))
-    return out, members
+    return out, set(out.members)
 
 
-def _collect(rows: list[tuple[Any, ...]], out: Links, linker_heads: dict[str, Revision],
-             members: set[str] | None = None) -> None:
-    """Add one statement's rows to `out` (and the member ids of a closure statement to `members`)."""
+def _collect(rows: list[tuple[Any, ...]], out: Links, linker_heads: dict[str, Revision]) -> None:
+    """Add one statement's rows to `out`."""
     end = _REVISION + len(ATTNAMES)
     heads = {row[5]: row[_REVISION:end] for row in rows
              if row[0] == _OWN and row[_REVISION] is not None and row[5] not in out.heads}
@@ -218,8 +263,7 @@ def _collect(rows: list[tuple[Any, ...]], out: Links, linker_heads: dict[str, Re
         if row[0] == _PINNED:
             continue
         if row[0] == _MEMBER:
-            if members is not None:
-                members.add(row[1])
+            out.members[row[1]] = row[5]
             continue
         # SQLite hands booleans back as 0 / 1.
         slot = SlotRow(row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])

@@ -27,7 +27,7 @@ from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
 from atoms.services.candidates import Candidates, load_statistics, signal_terms, two_channel_candidates
-from atoms.services.links import GraphLinks, OriginRow, SlotRow, load_links
+from atoms.services.links import Ahead, GraphLinks, SlotRow, load_links
 from atoms.services.rows import revisions_by_id
 from atoms.services.scoring import Weights, seed_matches
 from atoms.services.semantic import Semantic, cosines, prepare
@@ -154,6 +154,8 @@ class _Acquisition:
     rejected: set[str] = field(default_factory=set)  # revision ids that cannot be nodes
     partial: bool = False
     links: GraphLinks = field(default_factory=GraphLinks)  # what `expand` read, for read's closures
+    # Atom id → the (slot, head) pairs of active heads that link to it, for every atom read.
+    linkers: dict[str, list[tuple[SlotRow, Revision]]] = field(default_factory=dict)
 
     def read(self, revision: Revision) -> None:
         if revision.id not in self.read_ids:
@@ -195,34 +197,52 @@ class _Acquisition:
         self.edge_keys.add(key)
         self.edges.append(key)
 
-    def expand(self, level: list[int], deadline_passed: Callable[[], bool]) -> list[int]:
+    def _read(self, revisions: list[Revision], ahead: Ahead) -> None:
+        """Read the links of the revisions and atoms not read yet (atoms.services.links
+        `load_links`): nothing when an earlier level's statement read them ahead."""
+        ids = [r.id for r in revisions if r.id not in self.links.slots]
+        atoms = sorted({r.atom_id for r in revisions if r.atom_id not in self.linkers})
+        if not ids and not atoms:
+            return
+        links = load_links(revisions[0].tenant_id, ids, atoms, ahead=ahead)
+        fresh = {i for i in (*ids, *links.members) if i not in self.links.slots}
+        fresh_atoms = {a for a in (*atoms, *links.members.values()) if a is not None and a not in self.linkers}
+        for revision_id in fresh:
+            self.links.slots[revision_id] = []
+            self.links.origins[revision_id] = []
+        for atom_id in fresh_atoms:
+            self.linkers[atom_id] = []
+        for slot in links.slots:  # in position order
+            if slot.revision_id in fresh:
+                self.links.slots[slot.revision_id].append(slot)
+        for origin in links.origins:
+            if origin.revision_id in fresh:
+                self.links.origins[origin.revision_id].append(origin)
+        for slot, linker in links.linkers:
+            if slot.target_atom_id in fresh_atoms:
+                self.linkers[slot.target_atom_id].append((slot, linker))
+        for atom_id in fresh_atoms:
+            self.linkers[atom_id].sort(key=lambda pair: (pair[1].seq, pair[1].id, pair[0].position))
+        self.links.heads.update(links.heads)
+        self.links.rows.update(links.rows)
+
+    def expand(self, level: list[int], deadline_passed: Callable[[], bool], ahead: Ahead = "") -> list[int]:
         """Expand one breadth-first level in acquisition order; returns the next level.
 
-        One query whatever the level's size (atoms.services.links): the level's own slots with
+        At most one query whatever the level's size (`_read`): the level's own slots with
         their targets' heads and its origins, together with the slots of active heads that
-        link into it and those heads. All but the linkers are kept in `links`, so read's
-        closure load does not read them again. Staleness of every revision that could join is
-        judged in bulk before the walk."""
+        link into it and those heads; with `ahead`, the slots and origins of every revision
+        that could join at this level as well ("links"), and their linking slots when another
+        level follows ("level"), so that expanding it costs no query. All but the linkers are
+        kept in `links`: search's page and read's closure load do not read them again.
+        Staleness of every revision that could join is judged in bulk before the walk."""
         revisions = [self.nodes[i] for i in level]
-        own_ids = [r.id for r in revisions]
-        links = load_links(revisions[0].tenant_id, own_ids, sorted({r.atom_id for r in revisions}))
-        slots: dict[str, list[SlotRow]] = {revision_id: [] for revision_id in own_ids}
-        origins: dict[str, list[OriginRow]] = {revision_id: [] for revision_id in own_ids}
-        linkers: dict[str, list[tuple[SlotRow, Revision]]] = {}
-        for slot in links.slots:  # in position order
-            slots[slot.revision_id].append(slot)
-        for origin in links.origins:
-            origins[origin.revision_id].append(origin)
-        for slot, linker in links.linkers:
-            linkers.setdefault(slot.target_atom_id, []).append((slot, linker))
-        for pairs in linkers.values():
-            pairs.sort(key=lambda pair: (pair[1].seq, pair[1].id, pair[0].position))
-        heads = links.heads  # every target atom of the level's slots that has a head
-        self.links.slots.update(slots)
-        self.links.origins.update(origins)
-        self.links.heads.update(heads)
-        self.links.rows.update(links.rows)
-        joining = [h for h in heads.values() if h.atom_id not in self.positions]
+        self._read(revisions, ahead)
+        slots = {r.id: self.links.slots[r.id] for r in revisions}
+        linkers = {r.atom_id: self.linkers[r.atom_id] for r in revisions}
+        heads = self.links.heads  # every target atom of the level's slots that has a head
+        joining = [h for r in revisions for slot in slots[r.id]
+                   if (h := heads.get(slot.target_atom_id)) is not None and h.atom_id not in self.positions]
         joining += [r for pairs in linkers.values() for _, r in pairs if r.atom_id not in self.positions]
         self.staleness.prefetch(r for r in joining if r.id not in self.rejected and self.visible(r))
         frontier: list[int] = []
@@ -320,10 +340,10 @@ def recall(*, binding: Binding, store: AtomStore, kinds: Mapping[str, Sequence[s
     stop: Stop = "completed"
     try:
         level = [acquisition.add_node(r) for r in pool[:settings.max_seeds]]
-        for _ in range(depth):
+        for step in range(depth):
             if not level:
                 break
-            level = acquisition.expand(level, deadline_passed)
+            level = acquisition.expand(level, deadline_passed, ahead="level" if step < depth - 1 else "links")
     except _Full:
         pass
     except _Deadline:

@@ -24,6 +24,7 @@ from atoms.principal import Binding
 from atoms.services.barrier import open_store
 from atoms.services.budget import Budget, check_deadline, paging_as_sent, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
+from atoms.services.links import GraphLinks
 from atoms.services.recall_graph import Visible, recall, recall_figures, recall_settings
 from atoms.services.receipts import PresentedUnit, create_receipt, pinned
 from atoms.services.rows import revisions_by_id
@@ -99,6 +100,7 @@ class Frozen:
     origin: str | None  # the receipt holding `reads`; None on the first page
     figures: dict[str, Any]
     first_page: bool
+    links: GraphLinks | None = None  # what the first page's graph acquisition read
 
 
 @retried
@@ -129,7 +131,8 @@ def _evaluate(binding: Binding, store: AtomStore, query: str, options: SearchOpt
     result = recall(binding=binding, store=store, kinds={"query": [query]}, depth=depth, budget=options.budget,
                     now=now_ms(), semantic=semantic)
     return Frozen(entries=[(node.revision, node.score) for node in result.ranked], stale=result.stale,
-                  reads=result.reads, state_seq=store.seq, origin=None, figures=recall_figures(result), first_page=True)
+                  reads=result.reads, state_seq=store.seq, origin=None, figures=recall_figures(result), first_page=True,
+                  links=result.links)
 
 
 def _expired(message: str) -> AtomError:
@@ -209,7 +212,7 @@ def _page(binding: Binding, store: AtomStore, query: str, options: SearchOptions
     scores = {revision.id: score for revision, score in page}
     # One bulk ref issue for the items, their link targets and sources, and the stale ones.
     views, refs = views_and_refs(principal, [r for r, _ in page], binding.read_policies, scores=scores,
-                                 also=frozen.stale)
+                                 also=frozen.stale, links=frozen.links)
     units = [PresentedUnit(revision=revision, view=view, display="body")
              for (revision, _), view in zip(page, views, strict=True)]
     # full: a cursor is returned, or ranked items were left out (earlier pages count).

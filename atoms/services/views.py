@@ -180,12 +180,15 @@ class ViewData:
 
 
 def views_and_refs(principal: Principal, revisions: list[Revision], read_policies: Iterable[str], *,
-                   scores: dict[str, float] | None = None, also: Iterable[Revision] = ()
-                   ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+                   scores: dict[str, float] | None = None, also: Iterable[Revision] = (),
+                   links: GraphLinks | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """AtomViews for revisions the caller may read (the caller checked that already), and
-    the refs issued for them in one bulk call, which also covers `also` (e.g. stale ones)."""
+    the refs issued for them in one bulk call, which also covers `also` (e.g. stale ones).
+    `links`: what graph acquisition read in this snapshot, not read again (`ViewData.preload`)."""
     visibility = Visibility(principal, read_policies)
     data = ViewData(principal.tenant)
+    if links is not None:
+        data.preload(links)
     data.load(revisions)
     refs = issue_refs(principal, [*revisions, *data.referenced(revisions, visibility), *also])
     return data.views(revisions, refs, visibility, scores), refs

@@ -19,20 +19,23 @@ Where the queries go, for the read below (two channel texts):
 - staleness of generated revisions, per level of them reached (candidates, graph levels,
   closure levels): their tokens, then the heads they watch with their upstream revisions
   (2 each);
-- graph: per level one statement for the slots out of it with their targets' heads and pinned
-  targets, its origins with their sources, and the slots into it with their heads (1):
-  depth 1 → 1;
+- graph: per level at most one statement for the slots out of it with their targets' heads
+  and pinned targets, its origins with their sources, and the slots into it with their heads,
+  and the same for every atom that could join at that level, so that a next level is read
+  already and the closures and views of what joined need no statement (1): depth 1 → 1;
 - use state: the aggregate with the rows of the graph's revisions (1);
 - closures and views: one recursive statement for every closure member the graph did not
   read, however deep, with their slots, their targets' heads, their origins with their
-  sources and their pinned targets (1; the last test below);
+  sources and their pinned targets (none here: the graph read all of them; the test
+  `test_a_read_loads_a_closure_in_one_statement_however_deep_it_goes` below);
 - refs: one bulk issue (look-up, and an insert that returns the refs it made: 2);
 - the receipt insert (1); a cursor reuses the store row read at the start (no query).
 
-Measured: a read 16 queries at 100 atoms and at 5,000, a search 14 and 16 (the same on
-SQLite and PostgreSQL). The read bound leaves no headroom, so that the code before the
-lexical lookups were merged (17) fails it; the search bound leaves two. Before the lexical
-lookups were merged, a read cost 17 (docs/benchmarks.md "PostgreSQL round trips
+Measured: a read 15 queries at 100 atoms and at 5,000, a search 13 and 15 (the same on
+SQLite and PostgreSQL). The read bound leaves no headroom, so that the code before the graph
+read its joiners' links ahead (16) fails it; the search bound leaves two. Before the graph
+read ahead, a read cost 16 and the search 14 and 16; before the lexical lookups were merged,
+a read cost 17 (docs/benchmarks.md "PostgreSQL round trips
 (2026-12-02)"); before the graph and closure
 levels read their targets with their slots, the closure load reused the graph's slots, the
 staleness heads came with the upstream revisions, and the statistics, use state and ref
@@ -63,8 +66,8 @@ from atoms.services.snapshot import read_snapshot, retried
 from tests.atoms.api import query_corpus
 from tests.atoms.api.helpers import AtomsClient, create
 
-READ_BOUND = 16
-SEARCH_BOUND = 18
+READ_BOUND = 15
+SEARCH_BOUND = 17
 GROUP = 3  # the group the signals name (query_corpus.word)
 
 
@@ -262,8 +265,9 @@ def _chain(I: AtomsClient, name: str, length: int) -> list[str]:
 def test_a_read_loads_a_closure_in_one_statement_however_deep_it_goes(I: AtomsClient, W: AtomsClient) -> None:
     """The closure levels the graph did not read come in one recursive statement
     (docs/atoms.md "Read path costs"): a root whose closure is eight atoms deep costs the read
-    no more queries than one whose closure is one atom deep."""
-    shallow, deep = _chain(I, "walnut", 1), _chain(I, "chestnut", 8)
+    no more queries than one whose closure is two atoms deep (the graph reads the first of
+    them: it could have joined the graph)."""
+    shallow, deep = _chain(I, "walnut", 2), _chain(I, "chestnut", 8)
     caller = Principal.for_key(W.key)
     counts = {}
     for name, texts in (("walnut", shallow), ("chestnut", deep)):
@@ -272,3 +276,24 @@ def test_a_read_loads_a_closure_in_one_statement_however_deep_it_goes(I: AtomsCl
         assert sorted(item["text"] for item in read["items"]) == sorted(texts)  # the whole closure
         counts[name] = len(captured.captured_queries)
     assert counts["chestnut"] == counts["walnut"]
+
+
+def test_a_search_reads_the_links_of_its_graph_and_page_in_one_statement_per_level_beyond_the_first(
+        I: AtomsClient, W: AtomsClient) -> None:
+    """At depth 1, one statement reads the seeds' links and those of every atom that could
+    join them, so the page's views need none; at depth 2, the first level's statement reads
+    the second level ahead as well, and only the page's atom two levels away needs its links
+    read (docs/atoms.md "Read path costs"). `c` links to `b`, which links to the root:
+    activation flows from a link's target to its linker (docs/atoms.md "Defaults"), so `b`
+    is ranked one level deep and `c` two."""
+    I.ok_write(create("r", "hornbeam root"), create("b", "second note", {"see": {"local": "r"}}),
+               create("c", "third note", {"see": {"local": "b"}}))
+    caller = Principal.for_key(W.key)
+    link_statements, texts = {}, {}
+    for depth in (1, 2):
+        with CaptureQueriesContext(connection) as captured:
+            search = answer_search(caller, {"query": "hornbeam", "options": {"depth": depth}})
+        link_statements[depth] = sum('"atoms_slot"' in query["sql"] for query in captured.captured_queries)
+        texts[depth] = sorted(item["text"] for item in search["items"])
+    assert texts == {1: ["hornbeam root", "second note"], 2: ["hornbeam root", "second note", "third note"]}
+    assert link_statements == {1: 1, 2: 2}
