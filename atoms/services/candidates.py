@@ -288,9 +288,12 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
          f"JOIN atoms_revision r ON r.id = p.revision_id "
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {visible_sql(require_approval)} "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    sql = (f"SELECT CAST(h.tf AS DOUBLE PRECISION) / (h.tf + {_FLOAT} + {_FLOAT} * h.length) AS o, "  # noqa: S608
-           f"{revision_columns('r')} "
-           f"FROM ({parts}) h JOIN atoms_revision r ON r.id = h.revision_id ORDER BY o DESC, h.atom_id LIMIT %s")
+    # The best k are chosen before the whole rows are joined: k row look-ups, not
+    # COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId).
+    best = (f"SELECT b.atom_id, b.revision_id, "  # noqa: S608
+            f"CAST(b.tf AS DOUBLE PRECISION) / (b.tf + {_FLOAT} + {_FLOAT} * b.length) AS o "
+            f"FROM ({parts}) b ORDER BY o DESC, b.atom_id LIMIT %s")
+    sql = f"SELECT h.o, {revision_columns('r')} FROM ({best}) h JOIN atoms_revision r ON r.id = h.revision_id"  # noqa: S608
     # One term: the score's order is that of tf / (tf + k1(1-b) + k1·b·length/avgdl).
     params: list[Any] = [K1 * (1.0 - B), K1 * B / avgdl]
     for policy in read_policies:
