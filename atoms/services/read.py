@@ -29,7 +29,7 @@ from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
-from atoms.services.barrier import open_store
+from atoms.services.barrier import open_store, store_again
 from atoms.services.budget import check_deadline
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.links import GraphLinks
@@ -110,7 +110,7 @@ def atoms_read(command: ReadCommand, store: AtomStore | None = None) -> ReadResu
     # not hold a database transaction open.
     semantic = prepare(caller.tenant, store, kinds) if options.cursor is None else None
     with read_snapshot():
-        store = AtomStore.objects.get(pk=store.pk)
+        store = store_again(store)
         if options.cursor is None:
             frozen = _evaluate(binding, store, kinds, options, semantic)
         else:

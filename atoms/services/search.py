@@ -21,7 +21,7 @@ from atoms.core.text import seed_match
 from atoms.errors import AtomError
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
-from atoms.services.barrier import open_store
+from atoms.services.barrier import open_store, store_again
 from atoms.services.budget import Budget, check_deadline, paging_as_sent, parse_paging
 from atoms.services.cursors import bound_request, issue_cursor, open_cursor
 from atoms.services.links import GraphLinks
@@ -115,7 +115,7 @@ def atoms_search(command: SearchCommand, store: AtomStore | None = None) -> Sear
     # not hold a database transaction open.
     semantic = prepare(binding.principal.tenant, store, {"query": [query]}) if options.cursor is None else None
     with read_snapshot():
-        store = AtomStore.objects.get(pk=store.pk)
+        store = store_again(store)
         if options.cursor is None:
             frozen = _evaluate(binding, store, query, options, semantic)
         else:
