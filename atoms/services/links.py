@@ -166,9 +166,10 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
     if not (ahead and own and atoms):
         return " UNION ALL ".join(parts), params
     slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
+    # CROSS JOIN keeps SQLite's join order: the level's slots first, never the tenant's atoms.
     walk = (f"WITH n(id, atom_id) AS (SELECT h.id, h.atom_id FROM {slot} s "  # noqa: S608
-            f"JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s JOIN {revision} h ON h.id = a.head_id "
-            f"WHERE s.revision_id IN ({own_marks}) "
+            f"CROSS JOIN {atom} a CROSS JOIN {revision} h WHERE s.revision_id IN ({own_marks}) "
+            f"AND a.id = s.target_atom_id AND a.tenant_id = %s AND h.id = a.head_id "
             f"UNION SELECT r.id, r.atom_id FROM {slot} s JOIN {revision} r ON r.id = s.revision_id "
             f"WHERE s.tenant_id = %s AND s.target_atom_id IN ({atom_marks}) AND r.is_head AND r.state = 'active') ")
     if ahead == "level":
@@ -178,7 +179,7 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
     parts += branches
     # The member's atom id only where its linkers were read.
     parts.append(_member_branch("atom_id" if ahead == "level" else "NULL", "n"))
-    return walk + " UNION ALL ".join(parts), [tenant_id, *own, tenant_id, *atoms, *params, *branch_params]
+    return walk + " UNION ALL ".join(parts), [*own, tenant_id, tenant_id, *atoms, *params, *branch_params]
 
 
 def _member_branch(atom: str, table: str) -> str:

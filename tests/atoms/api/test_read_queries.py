@@ -49,6 +49,7 @@ already issued) cost 101 queries at 100 atoms and 1,276 at 5,000, and the search
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -297,3 +298,62 @@ def test_a_search_reads_the_links_of_its_graph_and_page_in_one_statement_per_lev
         texts[depth] = sorted(item["text"] for item in search["items"])
     assert texts == {1: ["hornbeam root", "second note"], 2: ["hornbeam root", "second note", "third note"]}
     assert link_statements == {1: 1, 2: 2}
+
+
+# Tables that grow with the corpus: a statement of the read path may only look rows up in them.
+_CORPUS_TABLES = {"atoms_atom", "atoms_revision", "atoms_slot", "atoms_origin", "atoms_lexicalposting",
+                  "atoms_ref", "atoms_usestate", "atoms_receipt"}
+_ALIAS = re.compile(r'(?:FROM|JOIN)\s+"?(atoms_\w+)"?(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|CROSS\b|LEFT\b|JOIN\b)(\w+))?')
+_WALK = re.compile(r"^(?:SCAN (\w+)$|SEARCH (\w+) USING (?:COVERING )?INDEX \w+ \(tenant_id=\?\))")
+
+
+def _walked_tables(sql: str, plan: list[str]) -> list[str]:
+    """The corpus tables a SQLite plan scans whole or walks by tenant alone."""
+    tables = {}
+    for table, alias in _ALIAS.findall(sql):
+        tables[alias or table] = table
+        tables[table] = table
+    out = []
+    for line in plan:
+        found = _WALK.match(line)
+        name = found and (found[1] or found[2])
+        if name and tables.get(name) in _CORPUS_TABLES:
+            out.append(f"{tables[name]}: {line}")
+    return out
+
+
+def test_on_sqlite_no_statement_of_a_read_or_a_search_walks_a_corpus_table(
+        I: AtomsClient, W: AtomsClient, X: AtomsClient) -> None:
+    """SQLite plans without statistics, from the statement's shape alone, so a join order that
+    starts from the tenant's rows stays that way at any size (a read of the 100k corpus once
+    took 1.7 s that way: docs/benchmarks.md "Fewer link statements per read and search"). Every
+    statement of a read and a search must look its corpus rows up by key (docs/atoms.md "Read
+    path costs"): no plain scan, and no walk of an index on the tenant alone."""
+    if connection.vendor != "sqlite":
+        pytest.skip("the plans checked are SQLite's; PostgreSQL plans from statistics")
+    query_corpus.build(I.key, W.key, X.key, 4)
+    caller = Principal.for_key(W.key)
+    word = query_corpus.word(1)
+    with CaptureQueriesContext(connection) as captured:
+        answer_read(caller, {"state": {"query": f"needle root {word}", "context": f"shared middle {word}"}})
+        answer_search(caller, {"query": f"needle root {word}", "options": {"depth": 2}})
+        answer_read(caller, {"state": {"query": f"needle condition {word}"}, "options": {"depth": 0}})
+    statements = [q["sql"] for q in captured.captured_queries if q["sql"].startswith(("SELECT", "WITH"))]
+    assert any(sql.startswith("WITH RECURSIVE") for sql in statements)  # the closure statement ran
+    assert any(sql.startswith("WITH n(") for sql in statements)  # and the graph's look-ahead
+    walks = []
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute("EXPLAIN QUERY PLAN " + sql.replace("%", "%%"))
+            walks += _walked_tables(sql, [row[3] for row in cursor.fetchall()])
+    assert walks == []
+
+
+def test_the_plan_check_finds_a_walk_of_the_tenants_atoms() -> None:
+    """The check above on the plan line of the statement that once walked them."""
+    sql = ('WITH n(id, atom_id) AS (SELECT h.id, h.atom_id FROM "atoms_slot" s JOIN "atoms_atom" a '
+           'ON a.id = s.target_atom_id JOIN "atoms_revision" h ON h.id = a.head_id) SELECT id FROM n')
+    plan = ["SEARCH a USING INDEX atoms_atom_tenant_id_c0d5486e (tenant_id=?)",
+            "SEARCH h USING INDEX sqlite_autoindex_atoms_revision_1 (id=?)", "SCAN n", "SCAN (subquery-4)"]
+    assert _walked_tables(sql, plan) == ["atoms_atom: SEARCH a USING INDEX atoms_atom_tenant_id_c0d5486e (tenant_id=?)"]
+    assert _walked_tables('SELECT 1 FROM "atoms_slot" s', ["SCAN s"]) == ["atoms_slot: SCAN s"]
