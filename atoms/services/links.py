@@ -24,8 +24,8 @@ from django.db.models import Field
 from atoms.models import Atom, Origin, Revision, Slot, SlotMode
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 
-# Revision ids per statement: far below every database's parameter limit (each id is bound
-# twice), and above a normal level.
+# Revision ids per statement: far below every database's parameter limit (an id is bound at
+# most four times, an atom id twice), and above a normal level.
 LINKS_CHUNK = 1_000
 _OWN, _ORIGIN, _LINKER, _PINNED, _MEMBER = 0, 1, 2, 3, 4
 _REVISION = 14  # the first revision column of a row
@@ -69,16 +69,17 @@ class Links:
     linkers: list[tuple[SlotRow, Revision]] = field(default_factory=list)
     rows: dict[str, Revision] = field(default_factory=dict)  # pinned targets and cited sources that exist
     # Revisions read beyond those asked for (`_statement`'s `ahead`, `_closure_statement`),
-    # with their atom ids (None from a closure statement): their slots and origins are in too.
+    # with their atom ids where their linking slots were read too (else None): their slots
+    # and origins are in too.
     members: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
 class GraphLinks:
-    """What graph acquisition read about the revisions it expanded, for a closure load of the
-    same snapshot to reuse: their slots and origins (a list, possibly empty, for every
-    expanded revision), the heads of their link targets that have one, and their pinned
-    targets and cited sources that exist."""
+    """What graph acquisition (and a closure prefetch) read in this snapshot, for search's page
+    and read's closure load to reuse: slots and origins (a list, possibly empty, for every
+    revision whose links were read: the expanded ones and those read ahead), the heads of
+    their link targets that have one, and their pinned targets and cited sources that exist."""
 
     slots: dict[str, list[SlotRow]] = field(default_factory=dict)
     origins: dict[str, list[OriginRow]] = field(default_factory=dict)
@@ -193,18 +194,21 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
     """The branches of `_statement` for every revision a closure walk from `seeds` can reach:
     a recursive WITH follows each member's required and include slots to their pinned
     revision, or to their target atom's head, as read's closure does (docs/atoms.md "Read
-    path costs"), and a last branch names every member, so that a member without slots or
-    origins is known too. UNION drops repeats, so a cycle ends the recursion."""
+    path costs"), to revisions of this tenant only, and a last branch names every member, so
+    that a member without slots or origins is known too. UNION drops repeats, so a cycle
+    ends the recursion."""
     slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
     walk = (f"WITH RECURSIVE m(id) AS (SELECT r.id FROM {revision} r "  # noqa: S608
             f"WHERE r.tenant_id = %s AND r.id IN ({', '.join(['%s'] * len(seeds))}) "
-            f"UNION SELECT CASE WHEN s.target_revision_id <> '' THEN s.target_revision_id ELSE a.head_id END "
-            f"FROM m JOIN {slot} s ON s.revision_id = m.id "
+            f"UNION SELECT t.id FROM m JOIN {slot} s ON s.revision_id = m.id "
             f"LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
-            f"WHERE s.required OR s.mode = '{SlotMode.INCLUDE.value}') ")
+            # CROSS JOIN: SQLite looks the target up last, never walking the tenant's revisions.
+            f"CROSS JOIN {revision} t WHERE (s.required OR s.mode = '{SlotMode.INCLUDE.value}') "
+            f"AND t.id = CASE WHEN s.target_revision_id <> '' THEN s.target_revision_id ELSE a.head_id END "
+            f"AND t.tenant_id = %s) ")
     branches, params = _own_branches(tenant_id, "SELECT id FROM m", [])
     branches.append(_member_branch("NULL", "m"))
-    return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, *params]
+    return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, tenant_id, *params]
 
 
 def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = (), *, ahead: Ahead = "") -> Links:

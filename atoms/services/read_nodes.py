@@ -9,9 +9,10 @@ stale, outside the read policies, hidden by review).
 A revision that cannot be shown is built bare (no ref, no links): it only ever blocks, and
 no ref is issued for something the caller may not see.
 
-Costs (docs/atoms.md "Read path costs"): `load` reads the roots' closures a level at a time, a fixed
-number of bulk queries per closure level (views.ViewData.load, and staleness judged in bulk),
-prices the page with stand-in refs of the real refs' length, and `finish` issues the refs of
+Costs (docs/atoms.md "Read path costs"): `load` reads the links of every closure member in one
+statement (views.ViewData.prefetch_closures), then walks the closures a level at a time with
+a fixed number of bulk queries per level (staleness judged in bulk, purge records of
+targets without a head), prices the page with stand-in refs of the real refs' length, and `finish` issues the refs of
 what the page shows in one bulk call (docs/atoms.md "Read path costs"). The resolver answers
 from memory.
 """

@@ -153,7 +153,7 @@ class _Acquisition:
     read_ids: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)  # revision ids that cannot be nodes
     partial: bool = False
-    links: GraphLinks = field(default_factory=GraphLinks)  # what `expand` read, for read's closures
+    links: GraphLinks = field(default_factory=GraphLinks)  # what `expand` read: for search's page, read's closures
     # Atom id → the (slot, head) pairs of active heads that link to it, for every atom read.
     linkers: dict[str, list[tuple[SlotRow, Revision]]] = field(default_factory=dict)
 
@@ -233,9 +233,11 @@ class _Acquisition:
         their targets' heads and its origins, together with the slots of active heads that
         link into it and those heads; with `ahead`, the slots and origins of every revision
         that could join at this level as well ("links"), and their linking slots when another
-        level follows ("level"), so that expanding it costs no query. All but the linkers are
-        kept in `links`: search's page and read's closure load do not read them again.
-        Staleness of every revision that could join is judged in bulk before the walk."""
+        level follows ("level"), so that expanding it costs no query. A level read ahead
+        this way sends no query, so its own joiners are not read ahead (at depth 2, search's
+        page and read's closures read theirs). All but the linkers are kept in `links`:
+        search's page and read's closure load do not read them again. Staleness of every
+        revision that could join is judged in bulk before the walk."""
         revisions = [self.nodes[i] for i in level]
         self._read(revisions, ahead)
         slots = {r.id: self.links.slots[r.id] for r in revisions}

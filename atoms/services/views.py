@@ -102,7 +102,7 @@ class ViewData:
     def load(self, revisions: Iterable[Revision]) -> None:
         """Add these revisions: at most two queries (slots and origins with the revisions they
         name, atoms.services.links; purge records of targets that have no head); the first
-        is skipped for revisions `preload` brought."""
+        is skipped for revisions `preload` or `prefetch_closures` brought."""
         fresh = [r for r in {r.id: r for r in revisions}.values() if r.id not in self.slots]
         if not fresh:
             return
