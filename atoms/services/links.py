@@ -14,7 +14,7 @@ atoms.services.rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -85,6 +85,22 @@ class GraphLinks:
     origins: dict[str, list[OriginRow]] = field(default_factory=dict)
     heads: dict[str, Revision] = field(default_factory=dict)
     rows: dict[str, Revision] = field(default_factory=dict)
+
+    def absorb(self, links: Links, ids: Iterable[str]) -> None:
+        """Take what one load read: the slots and origins of the revisions `ids` not known yet
+        (each of them read whole by that load), every head and row it found."""
+        fresh = {revision_id for revision_id in ids if revision_id not in self.slots}
+        for revision_id in fresh:
+            self.slots[revision_id] = []
+            self.origins[revision_id] = []
+        for slot in links.slots:  # in (revision id, position) order
+            if slot.revision_id in fresh:
+                self.slots[slot.revision_id].append(slot)
+        for origin in links.origins:
+            if origin.revision_id in fresh:
+                self.origins[origin.revision_id].append(origin)
+        self.heads.update(links.heads)
+        self.rows.update(links.rows)
 
 
 def _quoted(model: type[Atom] | type[Origin] | type[Revision] | type[Slot]) -> str:
@@ -234,10 +250,10 @@ def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] =
     return out
 
 
-def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> tuple[Links, set[str]]:
+def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> Links:
     """What `load_links` reads, for `seeds` and every revision their closures can reach
-    (`_closure_statement`), and the ids of all those revisions: one query per LINKS_CHUNK
-    seeds, however deep the closures go (docs/atoms.md "Read path costs")."""
+    (`_closure_statement`), all of them named in `members`: one query per LINKS_CHUNK seeds,
+    however deep the closures go (docs/atoms.md "Read path costs")."""
     out = Links()
     with connection.cursor() as cursor:
         for start in range(0, len(seeds), LINKS_CHUNK):
@@ -246,7 +262,7 @@ def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> tuple[Links, set
     # A revision reached from two chunks came back twice.
     out.slots = sorted(set(out.slots), key=lambda s: (s.revision_id, s.position))
     out.origins = sorted(set(out.origins), key=lambda o: (o.revision_id, o.position))
-    return out, set(out.members)
+    return out
 
 
 def _collect(rows: list[tuple[Any, ...]], out: Links, linker_heads: dict[str, Revision]) -> None:

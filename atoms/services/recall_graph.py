@@ -205,26 +205,15 @@ class _Acquisition:
         if not ids and not atoms:
             return
         links = load_links(revisions[0].tenant_id, ids, atoms, ahead=ahead)
-        fresh = {i for i in (*ids, *links.members) if i not in self.links.slots}
+        self.links.absorb(links, (*ids, *links.members))
         fresh_atoms = {a for a in (*atoms, *links.members.values()) if a is not None and a not in self.linkers}
-        for revision_id in fresh:
-            self.links.slots[revision_id] = []
-            self.links.origins[revision_id] = []
         for atom_id in fresh_atoms:
             self.linkers[atom_id] = []
-        for slot in links.slots:  # in position order
-            if slot.revision_id in fresh:
-                self.links.slots[slot.revision_id].append(slot)
-        for origin in links.origins:
-            if origin.revision_id in fresh:
-                self.links.origins[origin.revision_id].append(origin)
         for slot, linker in links.linkers:
             if slot.target_atom_id in fresh_atoms:
                 self.linkers[slot.target_atom_id].append((slot, linker))
         for atom_id in fresh_atoms:
             self.linkers[atom_id].sort(key=lambda pair: (pair[1].seq, pair[1].id, pair[0].position))
-        self.links.heads.update(links.heads)
-        self.links.rows.update(links.rows)
 
     def expand(self, level: list[int], deadline_passed: Callable[[], bool], ahead: Ahead = "") -> list[int]:
         """Expand one breadth-first level in acquisition order; returns the next level.

@@ -84,19 +84,8 @@ class ViewData:
                         stack.append(target.id)
         if not seeds:
             return
-        links, members = load_closure_links(self.tenant.pk, seeds)
-        fresh = members - self.known.slots.keys()  # never read before: the seeds and what lies past them
-        for member in fresh:
-            self.known.slots[member] = []
-            self.known.origins[member] = []
-        for slot in links.slots:  # in (revision id, position) order
-            if slot.revision_id in fresh:
-                self.known.slots[slot.revision_id].append(slot)
-        for origin in links.origins:
-            if origin.revision_id in fresh:
-                self.known.origins[origin.revision_id].append(origin)
-        self.known.heads.update(links.heads)
-        self.known.rows.update(links.rows)
+        links = load_closure_links(self.tenant.pk, seeds)
+        self.known.absorb(links, links.members)  # the seeds and what lies past them
         self.heads.update(links.heads)
 
     def load(self, revisions: Iterable[Revision]) -> None:
