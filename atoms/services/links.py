@@ -14,7 +14,7 @@ atoms.services.rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -122,36 +122,56 @@ def _typed_nulls() -> str:
     return _typed[connection.vendor]
 
 
-def _own_branches(tenant_id: int, members: str, member_params: list[Any]) -> tuple[list[str], list[Any]]:
-    """The branches of the revisions `members` names (an IN list, or a subquery of a WITH
-    clause): their slots with their targets' heads, their origins with their sources, the
-    pinned targets of their observed slots."""
+def _listed(marks: str) -> Callable[[str], str]:
+    """A column is one of the bound values `marks` places."""
+    return lambda column: f"{column} IN ({marks})"
+
+
+def _selected(subquery: str) -> Callable[[str], str]:
+    """A column is one of the values `subquery` (over a WITH clause's table) selects.
+
+    PostgreSQL estimates a WITH table's rows poorly: a recursive one at ten times its seeds
+    per step (953 rows for 15 at 10k atoms), a look-ahead one at four times its rows. With
+    `IN (subquery)` it then hashed whole tables (the tenant's atoms and revisions) where a few
+    index look-ups do, and a read's closure statement ran 9-11 ms instead of 2. `= ANY(ARRAY(
+    subquery))` runs the subquery once, before the branch, and the planner expects a short
+    array, so it looks the rows up by index (docs/atoms.md "Read path costs"). SQLite has no
+    arrays; it runs an `IN (subquery)` once into an index of its own and probes it."""
+    if connection.vendor == "postgresql":
+        return lambda column: f"{column} = ANY(ARRAY({subquery}))"
+    return lambda column: f"{column} IN ({subquery})"
+
+
+def _own_branches(tenant_id: int, among: Callable[[str], str], member_params: list[Any]) -> tuple[list[str], list[Any]]:
+    """The branches of the revisions `among` admits (`_listed` or `_selected`): their slots
+    with their targets' heads, their origins with their sources, the pinned targets of their
+    observed slots."""
     slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
     typed = _typed_nulls()
     parts = [
         f"SELECT {_OWN}, {_SLOT}, {typed}, {revision_columns('h')} "  # noqa: S608
         f"FROM {slot} s LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
-        f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE s.revision_id IN ({members})",
+        f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE {among('s.revision_id')}",
         f"SELECT {_ORIGIN}, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, "  # noqa: S608
         f"o.source_atom_id, o.source_revision_id, o.start, o.\"end\", o.quote_digest, "
         f"{revision_columns('c')} FROM {origin} o "
         f"LEFT JOIN {revision} c ON c.id = o.source_revision_id AND c.tenant_id = %s "
-        f"WHERE o.revision_id IN ({members})",
+        f"WHERE {among('o.revision_id')}",
         # CROSS JOIN: SQLite then walks the slots first, never the tenant's revisions (on
         # PostgreSQL it is an inner join like any other).
         f"SELECT {_PINNED}, {_SLOT}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
-        f"FROM {slot} s CROSS JOIN {revision} p WHERE s.revision_id IN ({members}) "
+        f"FROM {slot} s CROSS JOIN {revision} p WHERE {among('s.revision_id')} "
         f"AND p.id = s.target_revision_id AND p.tenant_id = %s",
     ]
     return parts, [tenant_id, *member_params, tenant_id, *member_params, *member_params, tenant_id]
 
 
-def _linker_branch(atoms: str) -> str:
-    """The slots of active heads that link to the atoms `atoms` names, with those heads."""
+def _linker_branch(among: Callable[[str], str]) -> str:
+    """The slots of active heads that link to the atoms `among` admits, with those heads."""
     slot, revision = _quoted(Slot), _quoted(Revision)
     return (f"SELECT {_LINKER}, {_SLOT}, {_typed_nulls()}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
             f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
-            f"AND s.target_atom_id IN ({atoms}) AND r.is_head AND r.state = 'active'")
+            f"AND {among('s.target_atom_id')} AND r.is_head AND r.state = 'active'")
 
 
 Ahead = Literal["", "links", "level"]
@@ -174,10 +194,10 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
     params: list[Any] = []
     atom_marks, own_marks = ", ".join(["%s"] * len(atoms)), ", ".join(["%s"] * len(own))
     if atoms:
-        parts.append(_linker_branch(atom_marks))
+        parts.append(_linker_branch(_listed(atom_marks)))
         params += [tenant_id, *atoms]
     if own:
-        branches, branch_params = _own_branches(tenant_id, own_marks, own)
+        branches, branch_params = _own_branches(tenant_id, _listed(own_marks), own)
         parts += branches
         params += branch_params
     if not (ahead and own and atoms):
@@ -190,9 +210,9 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
             f"UNION SELECT r.id, r.atom_id FROM {slot} s JOIN {revision} r ON r.id = s.revision_id "
             f"WHERE s.tenant_id = %s AND s.target_atom_id IN ({atom_marks}) AND r.is_head AND r.state = 'active') ")
     if ahead == "level":
-        parts.append(_linker_branch("SELECT atom_id FROM n"))
+        parts.append(_linker_branch(_selected("SELECT atom_id FROM n")))
         params.append(tenant_id)
-    branches, branch_params = _own_branches(tenant_id, "SELECT id FROM n", [])
+    branches, branch_params = _own_branches(tenant_id, _selected("SELECT id FROM n"), [])
     parts += branches
     # The member's atom id only where its linkers were read.
     parts.append(_member_branch("atom_id" if ahead == "level" else "NULL", "n"))
@@ -222,7 +242,7 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
             f"CROSS JOIN {revision} t WHERE (s.required OR s.mode = '{SlotMode.INCLUDE.value}') "
             f"AND t.id = CASE WHEN s.target_revision_id <> '' THEN s.target_revision_id ELSE a.head_id END "
             f"AND t.tenant_id = %s) ")
-    branches, params = _own_branches(tenant_id, "SELECT id FROM m", [])
+    branches, params = _own_branches(tenant_id, _selected("SELECT id FROM m"), [])
     branches.append(_member_branch("NULL", "m"))
     return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, tenant_id, *params]
 
