@@ -29,7 +29,12 @@ from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
 LINKS_CHUNK = 1_000
 _OWN, _ORIGIN, _LINKER, _PINNED, _MEMBER = 0, 1, 2, 3, 4
 _REVISION = 14  # the first revision column of a row
-_SLOT = "s.revision_id, s.position, s.role, s.mode, s.target_atom_id, s.target_revision_id, s.required, s.order_key"
+_SLOT_COLUMNS = ("revision_id", "position", "role", "mode", "target_atom_id", "target_revision_id", "required", "order_key")
+
+
+def _slot(alias: str) -> str:
+    """The slot columns that views and closures read, of the table or WITH table `alias`."""
+    return ", ".join(f"{alias}.{column}" for column in _SLOT_COLUMNS)
 
 
 class SlotRow(NamedTuple):
@@ -142,16 +147,25 @@ def _selected(subquery: str) -> Callable[[str], str]:
     return lambda column: f"{column} IN ({subquery})"
 
 
-def _own_branches(tenant_id: int, among: Callable[[str], str], member_params: list[Any]) -> tuple[list[str], list[Any]]:
-    """The branches of the revisions `among` admits (`_listed` or `_selected`): their slots
-    with their targets' heads, their origins with their sources, the pinned targets of their
-    observed slots."""
-    slot, origin, revision, atom = _quoted(Slot), _quoted(Origin), _quoted(Revision), _quoted(Atom)
+def _slot_table(name: str, tenant_id: int, among: Callable[[str], str], member_params: list[Any]) -> tuple[str, list[Any]]:
+    """A WITH table `name`: the slots of the revisions `among` admits (`_listed` or
+    `_selected`), each with its target atom's head id (NULL for an atom of no row, of another
+    tenant or without a head). The branches that need a level's slots read them from it, so
+    the slot table is searched once per level, not once per branch."""
+    slot, atom = _quoted(Slot), _quoted(Atom)
+    return (f"{name} AS (SELECT {_slot('s')}, a.head_id FROM {slot} s LEFT JOIN {atom} a "  # noqa: S608
+            f"ON a.id = s.target_atom_id AND a.tenant_id = %s WHERE {among('s.revision_id')})"), [tenant_id, *member_params]
+
+
+def _own_branches(tenant_id: int, table: str, among: Callable[[str], str], member_params: list[Any]) -> tuple[list[str], list[Any]]:
+    """The branches of the revisions whose slots the WITH table `table` (`_slot_table`) holds
+    and whose origins `among` admits: their slots with their targets' heads, their origins
+    with their sources, the pinned targets of their observed slots."""
+    origin, revision = _quoted(Origin), _quoted(Revision)
     typed = _typed_nulls()
     parts = [
-        f"SELECT {_OWN}, {_SLOT}, {typed}, {revision_columns('h')} "  # noqa: S608
-        f"FROM {slot} s LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
-        f"LEFT JOIN {revision} h ON h.id = a.head_id WHERE {among('s.revision_id')}",
+        f"SELECT {_OWN}, {_slot(table)}, {typed}, {revision_columns('h')} "  # noqa: S608
+        f"FROM {table} LEFT JOIN {revision} h ON h.id = {table}.head_id",
         f"SELECT {_ORIGIN}, o.revision_id, o.position, NULL, NULL, NULL, NULL, NULL, NULL, "  # noqa: S608
         f"o.source_atom_id, o.source_revision_id, o.start, o.\"end\", o.quote_digest, "
         f"{revision_columns('c')} FROM {origin} o "
@@ -159,19 +173,24 @@ def _own_branches(tenant_id: int, among: Callable[[str], str], member_params: li
         f"WHERE {among('o.revision_id')}",
         # CROSS JOIN: SQLite then walks the slots first, never the tenant's revisions (on
         # PostgreSQL it is an inner join like any other).
-        f"SELECT {_PINNED}, {_SLOT}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
-        f"FROM {slot} s CROSS JOIN {revision} p WHERE {among('s.revision_id')} "
-        f"AND p.id = s.target_revision_id AND p.tenant_id = %s",
+        f"SELECT {_PINNED}, {_slot(table)}, NULL, NULL, NULL, NULL, NULL, {revision_columns('p')} "  # noqa: S608
+        f"FROM {table} CROSS JOIN {revision} p WHERE p.id = {table}.target_revision_id AND p.tenant_id = %s",
     ]
-    return parts, [tenant_id, *member_params, tenant_id, *member_params, *member_params, tenant_id]
+    return parts, [tenant_id, *member_params, tenant_id]
 
 
-def _linker_branch(among: Callable[[str], str]) -> str:
-    """The slots of active heads that link to the atoms `among` admits, with those heads."""
+def _linker_table(name: str, tenant_id: int, among: Callable[[str], str], atom_params: list[Any]) -> tuple[str, list[Any]]:
+    """A WITH table `name`: the slots of active heads that link to the atoms `among` admits,
+    with those heads' rows."""
     slot, revision = _quoted(Slot), _quoted(Revision)
-    return (f"SELECT {_LINKER}, {_SLOT}, {_typed_nulls()}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
+    return (f"{name} AS (SELECT {_slot('s')}, {revision_columns('r')} FROM {slot} s "  # noqa: S608
             f"JOIN {revision} r ON r.id = s.revision_id WHERE s.tenant_id = %s "
-            f"AND {among('s.target_atom_id')} AND r.is_head AND r.state = 'active'")
+            f"AND {among('s.target_atom_id')} AND r.is_head AND r.state = 'active')"), [tenant_id, *atom_params]
+
+
+def _linker_branch(table: str) -> str:
+    """The rows of the WITH table `table` (`_linker_table`) as linking slots with their heads."""
+    return f"SELECT {_LINKER}, {_slot(table)}, {_typed_nulls()}, {revision_columns(table)} FROM {table}"  # noqa: S608
 
 
 Ahead = Literal["", "links", "level"]
@@ -185,38 +204,39 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
 
     `ahead` (with both lists given): the same again for every revision that could join the
     graph at this level: the heads of the atoms the slots of `own` name, and the active heads
-    that link to `atoms` (a WITH clause), with a last branch that names each of them and its
-    atom. "links" reads their slots and origins, which search's page and read's closures
+    that link to `atoms` (the WITH table `n`), with a last branch that names each of them and
+    its atom. "links" reads their slots and origins, which search's page and read's closures
     need; "level" also the slots that link into them, so that expanding them costs no
     statement. Acquisition judges later which of them join (visibility, staleness, relation
     weights, maxNodes); the others are read for nothing."""
+    tables: list[str] = []
     parts: list[str] = []
+    table_params: list[Any] = []
     params: list[Any] = []
+
+    def add(table: tuple[str, list[Any]], branches: tuple[list[str], list[Any]] | None = None) -> None:
+        tables.append(table[0])
+        table_params.extend(table[1])
+        if branches:
+            parts.extend(branches[0])
+            params.extend(branches[1])
+
     atom_marks, own_marks = ", ".join(["%s"] * len(atoms)), ", ".join(["%s"] * len(own))
     if atoms:
-        parts.append(_linker_branch(_listed(atom_marks)))
-        params += [tenant_id, *atoms]
+        add(_linker_table("lk", tenant_id, _listed(atom_marks), atoms), ([_linker_branch("lk")], []))
     if own:
-        branches, branch_params = _own_branches(tenant_id, _listed(own_marks), own)
-        parts += branches
-        params += branch_params
-    if not (ahead and own and atoms):
-        return " UNION ALL ".join(parts), params
-    slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
-    # CROSS JOIN keeps SQLite's join order: the level's slots first, never the tenant's atoms.
-    walk = (f"WITH n(id, atom_id) AS (SELECT h.id, h.atom_id FROM {slot} s "  # noqa: S608
-            f"CROSS JOIN {atom} a CROSS JOIN {revision} h WHERE s.revision_id IN ({own_marks}) "
-            f"AND a.id = s.target_atom_id AND a.tenant_id = %s AND h.id = a.head_id "
-            f"UNION SELECT r.id, r.atom_id FROM {slot} s JOIN {revision} r ON r.id = s.revision_id "
-            f"WHERE s.tenant_id = %s AND s.target_atom_id IN ({atom_marks}) AND r.is_head AND r.state = 'active') ")
-    if ahead == "level":
-        parts.append(_linker_branch(_selected("SELECT atom_id FROM n")))
-        params.append(tenant_id)
-    branches, branch_params = _own_branches(tenant_id, _selected("SELECT id FROM n"), [])
-    parts += branches
-    # The member's atom id only where its linkers were read.
-    parts.append(_member_branch("atom_id" if ahead == "level" else "NULL", "n"))
-    return walk + " UNION ALL ".join(parts), [*own, tenant_id, tenant_id, *atoms, *params, *branch_params]
+        add(_slot_table("lv", tenant_id, _listed(own_marks), own),
+            _own_branches(tenant_id, "lv", _listed(own_marks), own))
+    if ahead and own and atoms:
+        tables.append("n(id, atom_id) AS (SELECT head_id, target_atom_id FROM lv WHERE head_id IS NOT NULL "
+                      "UNION SELECT id, atom_id FROM lk)")
+        if ahead == "level":
+            add(_linker_table("nk", tenant_id, _selected("SELECT atom_id FROM n"), []), ([_linker_branch("nk")], []))
+        add(_slot_table("nv", tenant_id, _selected("SELECT id FROM n"), []),
+            _own_branches(tenant_id, "nv", _selected("SELECT id FROM n"), []))
+        # The member's atom id only where its linkers were read.
+        parts.append(_member_branch("atom_id" if ahead == "level" else "NULL", "n"))
+    return f"WITH {', '.join(tables)} {' UNION ALL '.join(parts)}", [*table_params, *params]
 
 
 def _member_branch(atom: str, table: str) -> str:
@@ -241,10 +261,13 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
             # CROSS JOIN: SQLite looks the target up last, never walking the tenant's revisions.
             f"CROSS JOIN {revision} t WHERE (s.required OR s.mode = '{SlotMode.INCLUDE.value}') "
             f"AND t.id = CASE WHEN s.target_revision_id <> '' THEN s.target_revision_id ELSE a.head_id END "
-            f"AND t.tenant_id = %s) ")
-    branches, params = _own_branches(tenant_id, _selected("SELECT id FROM m"), [])
+            f"AND t.tenant_id = %s), ")
+    members = _selected("SELECT id FROM m")
+    table, table_params = _slot_table("mv", tenant_id, members, [])
+    branches, params = _own_branches(tenant_id, "mv", members, [])
     branches.append(_member_branch("NULL", "m"))
-    return walk + " UNION ALL ".join(branches), [tenant_id, *seeds, tenant_id, tenant_id, *params]
+    return (walk + table + " " + " UNION ALL ".join(branches),
+            [tenant_id, *seeds, tenant_id, tenant_id, *table_params, *params])
 
 
 def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = (), *, ahead: Ahead = "") -> Links:
