@@ -113,7 +113,8 @@ def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSn
         # through id ranges would mostly query other tenants' gaps.
         built = start
         while True:
-            rows = list(entries.filter(id__gt=built, id__lte=newest).order_by("id")[:BUILD_BATCH])
+            # An entry with a damaged blob stays out of the file (IndexEntry.INTACT_SQL).
+            rows = list(entries.intact().filter(id__gt=built, id__lte=newest).order_by("id")[:BUILD_BATCH])
             if not rows:
                 break
             keys = [np.arange(e.count, dtype=np.uint64) + np.uint64(e.id * MAX_CHUNKS) for e in rows if e.count]
@@ -204,7 +205,7 @@ def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tu
         for row in range(len(counts)):
             for key, distance in zip(keys[row][:counts[row]], distances[row][:counts[row]], strict=True):
                 keep(row, int(key) // MAX_CHUNKS, 1.0 - float(distance))
-    delta = (IndexEntry.objects.filter(tenant_id=tenant_id, config=config, id__gt=built, count__gt=0)
+    delta = (IndexEntry.objects.intact().filter(tenant_id=tenant_id, config=config, id__gt=built, count__gt=0)
              .order_by("-id")[:DELTA_MAX])
     for entry in delta.iterator(chunk_size=1000):
         reachable += entry.count

@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 from django.db import models
+from django.db.models import F
+from django.db.models.functions import Length
 
 from tenants.models import Tenant
+
+
+class IndexEntryQuerySet(models.QuerySet["IndexEntry"]):
+    def intact(self) -> IndexEntryQuerySet:
+        """Entries whose blob holds exactly count x dimensions float32 values (`IndexEntry.INTACT_SQL`)."""
+        return self.alias(blob_bytes=Length("vectors")).filter(blob_bytes=F("count") * F("dimensions") * 4)
+
+    def damaged(self) -> IndexEntryQuerySet:
+        """Entries whose blob does not (`manage.py atoms_index --repair` encodes their atoms again)."""
+        return self.alias(blob_bytes=Length("vectors")).exclude(blob_bytes=F("count") * F("dimensions") * 4)
 
 
 class IndexEntry(models.Model):
@@ -31,6 +43,15 @@ class IndexEntry(models.Model):
     count = models.PositiveIntegerField()  # vectors in `vectors`
     vectors = models.BinaryField()  # count x dimensions little-endian float32, L2-normalized
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = IndexEntryQuerySet.as_manager()
+
+    # Only `pack` writes a blob, so one of another length than count x dimensions x 4 bytes
+    # was damaged outside the service. Every reader of vectors leaves such an entry out, as if
+    # the atom had none (docs/atoms.md "Semantic index"): it is never unpacked, so a read
+    # never fails on it, and the indexer takes the atom for unencoded. `{e}` is the table's
+    # alias and a dot, or nothing.
+    INTACT_SQL = "LENGTH({e}vectors) = {e}count * {e}dimensions * 4"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "atom_id", "config"], name="atoms_entry_unique")]

@@ -89,7 +89,8 @@ def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields:
             ids = [h.atom_id for h in heads[start:start + 500]]
             marks = ", ".join(["%s"] * len(ids))
             cursor.execute(f"SELECT {columns} FROM {table} "  # noqa: S608 - names from the model, values bound
-                           f"WHERE tenant_id = %s AND config = %s AND atom_id IN ({marks})", [tenant.pk, config, *ids])
+                           f"WHERE tenant_id = %s AND config = %s AND atom_id IN ({marks}) "
+                           f"AND {IndexEntry.INTACT_SQL.format(e='')}", [tenant.pk, config, *ids])
             for atom_id, policy, text_hash, *rest in cursor.fetchall():
                 head = by_atom[atom_id]
                 if policy == head.policy and text_hash == sha256_hex(head.body):
@@ -218,6 +219,17 @@ def index_prioritize(*, tenant: Tenant, loaded: LoadedProvider, revisions: Seque
         kept = [e for e in entries if e.revision_id in current]
         save_entries(tenant, loaded.config, kept)
     return len(kept)
+
+
+def repair_damaged(*, tenant: Tenant, loaded: LoadedProvider) -> int:
+    """Encode again the atoms whose entry under this config has a damaged blob
+    (IndexEntry.INTACT_SQL): reads leave such an entry out, and the feed has passed its atom,
+    so nothing else would. Returns how many were encoded."""
+    atom_ids = set(IndexEntry.objects.damaged().filter(tenant=tenant, config=loaded.config)
+                   .values_list("atom_id", flat=True))
+    if not atom_ids:
+        return 0
+    return index_prioritize(tenant=tenant, loaded=loaded, revisions=_heads(tenant, atom_ids))
 
 
 def queue_indexing(store: AtomStore, policies: Iterable[str]) -> None:

@@ -102,7 +102,7 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
            f"FROM {IndexEntry._meta.db_table} e "
            f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
            f"WHERE e.tenant_id = %s AND e.config = %s AND e.id IN ({marks}) AND e.policy IN ({policies}) "
-           f"AND r.policy = e.policy AND {visible}")
+           f"AND r.policy = e.policy AND {visible} AND {IndexEntry.INTACT_SQL.format(e='e.')}")
     with connection.cursor() as cursor:
         cursor.execute(sql, [tenant.pk, config, *entry_ids, *read_policies])
         rows = cursor.fetchall()

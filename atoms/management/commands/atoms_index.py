@@ -1,7 +1,8 @@
 """manage.py atoms_index: drain the semantic index feeds now, with a progress bar.
 
 For the embedded mode without a broker, for a first index of a large import, or after an
-encoder change. Safe beside running workers: the checkpoint compare-and-set lets only one
+encoder change. `--repair` also encodes again the atoms whose stored vectors were damaged
+(docs/atoms.md "Semantic index"). Safe beside running workers: the checkpoint compare-and-set lets only one
 indexer consume a policy's events at a time (the other skips ahead on REVISION_CONFLICT).
 """
 
@@ -15,7 +16,7 @@ from tqdm import tqdm
 from atoms.embedding import ProviderUnavailable, tenant_provider
 from atoms.errors import AtomError
 from atoms.models import IndexCheckpoint
-from atoms.services.indexing import backlog, index_step, served_policies
+from atoms.services.indexing import backlog, index_step, repair_damaged, served_policies
 from atoms.vector_index import refresh
 from tenants.models import Tenant
 
@@ -27,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", help="Only this tenant (slug).")
         parser.add_argument("--step", type=int, default=256, help="Events per step (default 256).")
         parser.add_argument("--no-progress", action="store_true", help="No progress bar (logs, CI).")
+        parser.add_argument("--repair", action="store_true",
+                            help="Also encode again the atoms whose stored vectors are damaged.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenants = Tenant.objects.order_by("slug")
@@ -59,5 +62,8 @@ class Command(BaseCommand):
                         bar.update(step.processed)
                         if not step.pending:
                             break
+            if options["repair"]:
+                repaired = repair_damaged(tenant=tenant, loaded=loaded)
+                self.stdout.write(f"{tenant.slug}: {repaired} atoms with damaged vectors encoded again")
             refresh(tenant.pk, loaded.config)
             self.stdout.write(f"{tenant.slug}: {indexed} atoms encoded with {loaded.provider.id}")

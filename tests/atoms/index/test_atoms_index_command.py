@@ -24,3 +24,17 @@ def test_it_encodes_every_pending_atom_and_writes_the_vector_file(I, X):
 def test_it_refuses_an_unknown_tenant(db):
     with pytest.raises(CommandError):
         call_command("atoms_index", "--tenant", "nope", "--no-progress")
+
+
+def test_repair_encodes_again_the_atoms_whose_vectors_are_damaged(I, X):
+    I.ok_write(create("a", "note a"), create("b", "note b"))
+    call_command("atoms_index", "--tenant", "acme", "--no-progress", stdout=StringIO())
+    damaged = IndexEntry.objects.order_by("id").first()
+    IndexEntry.objects.filter(pk=damaged.pk).update(vectors=b"\x00" * 5)
+    assert X.post("search", {"query": "note"}).json()["diagnostics"]["index"] == "pending"
+    out = StringIO()
+    call_command("atoms_index", "--tenant", "acme", "--no-progress", "--repair", stdout=out)
+    assert "acme: 1 atoms with damaged vectors encoded again" in out.getvalue()
+    assert not IndexEntry.objects.damaged().exists()
+    assert IndexEntry.objects.get(atom_id=damaged.atom_id).matrix().shape == (damaged.count, damaged.dimensions)
+    assert X.post("search", {"query": "note"}).json()["diagnostics"]["index"] == "ready"

@@ -149,3 +149,19 @@ def test_the_semantic_channels_heads_are_neither_read_again_nor_their_vectors_lo
                 and "JOIN" not in sql]
     # The core's bulk re-read (atoms.services.rows.revisions_by_id) of candidates no channel returned whole.
     assert not [sql for sql in statements if "WHERE r.tenant_id = " in sql and " AND r.id IN (" in sql]
+
+
+@pytest.mark.parametrize("op, body", [("search", {"query": "coffee"}), ("read", {"state": {"query": "coffee"}})])
+def test_an_entry_with_damaged_vectors_is_left_out_and_the_call_answers(I, X, op, body):
+    """Only IndexEntry.pack writes blobs, so one of the wrong length was damaged outside the
+    service. It must not fail a read or a search: its atom scores lexically, like an atom
+    without an entry, and the index is pending until `atoms_index --repair` encodes it again."""
+    I.ok_write(create("a", "coffee beans"), create("b", "coffee cups"))
+    drain(X)
+    damaged = IndexEntry.objects.order_by("id").first()
+    IndexEntry.objects.filter(pk=damaged.pk).update(vectors=b"\x00" * 5)
+    response = X.post(op, body)
+    assert response.status_code == 200
+    answer = response.json()
+    assert {item["text"] for item in answer["items"]} == {"coffee beans", "coffee cups"}
+    assert answer["diagnostics"]["index"] == "pending"

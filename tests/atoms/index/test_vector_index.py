@@ -79,3 +79,15 @@ def test_a_purge_rebuilds_the_file_without_the_erased_vectors(I, X, Z, django_ca
     assert IndexEntry.objects.count() == 1
     snapshot = VectorIndexSnapshot.objects.get()
     assert (snapshot.vectors, snapshot.version) == (1, 2)  # rebuilt on commit (tasks run in-process here)
+
+
+def test_an_entry_with_damaged_vectors_stays_out_of_the_file(I, X):
+    I.ok_write(create("a", "alpha"), create("b", "omega"))
+    drain(X)
+    damaged, kept = IndexEntry.objects.order_by("id")
+    IndexEntry.objects.filter(pk=damaged.pk).update(vectors=b"\x00" * 5)
+    snapshot = refresh(kept.tenant_id, kept.config)
+    assert snapshot is not None and snapshot.vectors == kept.count
+    assert snapshot.built_through == kept.id
+    forget_opened()
+    assert set(nearest(kept.tenant_id, kept.config, query("alpha"), 5)) == {kept.id}
