@@ -5,7 +5,9 @@ Each walks a level of revisions at a time and needs the same things of it: its s
 origins, the head of every atom its slots name, the pinned targets of its observed slots
 and the sources its origins cite. One UNION ALL statement reads them all: the slots come
 with their target's head row (a LEFT JOIN through the atom), the origins with their source
-row, so no separate look-up runs per level (each is a PostgreSQL round trip). Graph acquisition adds the slots of active heads that
+row, so no separate look-up runs per level (each is a PostgreSQL round trip). The level's
+slots are a WITH table that every branch reads, so the slot table is searched once per
+level. Graph acquisition adds the slots of active heads that
 link into the level, with those heads' rows. Read's closures need no statement per level:
 `load_closure_links` reads every revision a closure walk can reach from its seeds in one
 recursive statement. Rows are plain tuples, not model instances; revisions are built by
