@@ -221,15 +221,23 @@ def index_prioritize(*, tenant: Tenant, loaded: LoadedProvider, revisions: Seque
     return len(kept)
 
 
-def repair_damaged(*, tenant: Tenant, loaded: LoadedProvider) -> int:
-    """Encode again the atoms whose entry under this config has a damaged blob
-    (IndexEntry.INTACT_SQL): reads leave such an entry out, and the feed has passed its atom,
-    so nothing else would. Returns how many were encoded."""
-    atom_ids = set(IndexEntry.objects.damaged().filter(tenant=tenant, config=loaded.config)
-                   .values_list("atom_id", flat=True))
-    if not atom_ids:
-        return 0
-    return index_prioritize(tenant=tenant, loaded=loaded, revisions=_heads(tenant, atom_ids))
+def damaged_atoms(tenant: Tenant, config: str) -> list[str]:
+    """Ids of the atoms whose entry under this config has a damaged blob (IndexEntry.INTACT_SQL)."""
+    return sorted(set(IndexEntry.objects.damaged().filter(tenant=tenant, config=config)
+                      .values_list("atom_id", flat=True)))
+
+
+def repair_damaged(*, tenant: Tenant, loaded: LoadedProvider, atom_ids: Sequence[str]) -> int:
+    """Encode again these atoms of `damaged_atoms` (a page of them: one encode call), or drop
+    their entries where the head is no longer an unquarantined active head, as the feed would.
+    Reads leave a damaged entry out and the feed has passed its atom, so nothing else would
+    replace it. Returns how many were encoded."""
+    heads = [h for h in _heads(tenant, atom_ids) if h.is_unquarantined_active_head]
+    unserved = set(atom_ids) - {h.atom_id for h in heads}
+    if unserved:
+        with transaction.atomic():
+            _drop(tenant, loaded.config, unserved)
+    return index_prioritize(tenant=tenant, loaded=loaded, revisions=heads) if heads else 0
 
 
 def queue_indexing(store: AtomStore, policies: Iterable[str]) -> None:

@@ -6,8 +6,8 @@ origins, the head of every atom its slots name, the pinned targets of its observ
 and the sources its origins cite. One UNION ALL statement reads them all: the slots come
 with their target's head row (a LEFT JOIN through the atom), the origins with their source
 row, so no separate look-up runs per level (each is a PostgreSQL round trip). The level's
-slots are a WITH table that every branch reads, so the slot table is searched once per
-level. Graph acquisition adds the slots of active heads that
+slots, and the slots that link into it, are WITH tables that every branch reads, so the
+slot table is searched once for each, not once per branch. Graph acquisition adds the slots of active heads that
 link into the level, with those heads' rows. Read's closures need no statement per level:
 `load_closure_links` reads every revision a closure walk can reach from its seeds in one
 recursive statement. Rows are plain tuples, not model instances; revisions are built by

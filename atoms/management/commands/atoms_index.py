@@ -13,10 +13,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from atoms.embedding import ProviderUnavailable, tenant_provider
+from atoms.embedding import LoadedProvider, ProviderUnavailable, tenant_provider
 from atoms.errors import AtomError
 from atoms.models import IndexCheckpoint
-from atoms.services.indexing import backlog, index_step, repair_damaged, served_policies
+from atoms.services.indexing import backlog, damaged_atoms, index_step, repair_damaged, served_policies
 from atoms.vector_index import refresh
 from tenants.models import Tenant
 
@@ -63,7 +63,18 @@ class Command(BaseCommand):
                         if not step.pending:
                             break
             if options["repair"]:
-                repaired = repair_damaged(tenant=tenant, loaded=loaded)
-                self.stdout.write(f"{tenant.slug}: {repaired} atoms with damaged vectors encoded again")
+                self._repair(tenant, loaded, options)
             refresh(tenant.pk, loaded.config)
             self.stdout.write(f"{tenant.slug}: {indexed} atoms encoded with {loaded.provider.id}")
+
+    def _repair(self, tenant: Tenant, loaded: LoadedProvider, options: dict[str, Any]) -> None:
+        """Encode again, a step of atoms at a time, the atoms whose stored vectors are damaged."""
+        damaged = damaged_atoms(tenant, loaded.config)
+        repaired = 0
+        with tqdm(total=len(damaged), desc=f"{tenant.slug}: damaged vectors", unit="atom",
+                  disable=options["no_progress"] or not damaged) as bar:
+            for start in range(0, len(damaged), options["step"]):
+                page = damaged[start:start + options["step"]]
+                repaired += repair_damaged(tenant=tenant, loaded=loaded, atom_ids=page)
+                bar.update(len(page))
+        self.stdout.write(f"{tenant.slug}: damaged vectors in {len(damaged)} entries, {repaired} encoded again")

@@ -29,3 +29,15 @@ def test_the_closure_walk_never_follows_a_link_into_another_tenant(
     assert set(links.members) == {root.id, condition.id}
     assert {slot.revision_id for slot in links.slots} == {root.id}
     assert foreign.id not in links.rows
+
+
+def test_the_with_tables_of_a_link_statement_name_every_column_once() -> None:
+    """The linking slots' WITH table holds slot and revision columns side by side, and the
+    level's holds slot columns and the target's head id: a revision field named like a slot
+    column would make the statement ambiguous on PostgreSQL."""
+    from atoms.services.links import _SLOT_COLUMNS
+    from atoms.services.rows import ATTNAMES
+
+    columns = [*_SLOT_COLUMNS, *ATTNAMES]
+    assert len(set(columns)) == len(columns)
+    assert "head_id" not in _SLOT_COLUMNS

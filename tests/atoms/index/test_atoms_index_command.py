@@ -6,8 +6,12 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
-from atoms.models import IndexEntry, VectorIndexSnapshot
+from atoms.embedding import tenant_provider
+from atoms.models import IndexEntry, Ref, VectorIndexSnapshot
+from atoms.services.indexing import damaged_atoms, repair_damaged
+from tenants.models import Tenant
 from tests.atoms.api.helpers import create
 
 
@@ -34,7 +38,41 @@ def test_repair_encodes_again_the_atoms_whose_vectors_are_damaged(I, X):
     assert X.post("search", {"query": "note"}).json()["diagnostics"]["index"] == "pending"
     out = StringIO()
     call_command("atoms_index", "--tenant", "acme", "--no-progress", "--repair", stdout=out)
-    assert "acme: 1 atoms with damaged vectors encoded again" in out.getvalue()
+    assert "acme: damaged vectors in 1 entries, 1 encoded again" in out.getvalue()
     assert not IndexEntry.objects.damaged().exists()
     assert IndexEntry.objects.get(atom_id=damaged.atom_id).matrix().shape == (damaged.count, damaged.dimensions)
     assert X.post("search", {"query": "note"}).json()["diagnostics"]["index"] == "ready"
+
+
+def test_repair_drops_a_damaged_entry_whose_atom_is_no_longer_served(I, X):
+    """The feed drops the entry of a retired head when it gets there; a repair that comes
+    first drops it too, since nothing would encode it again."""
+    outcome = I.ok_write(create("a", "note a"), create("b", "note b"))
+    call_command("atoms_index", "--tenant", "acme", "--no-progress", stdout=StringIO())
+    retired = IndexEntry.objects.get(atom_id=Ref.objects.get(id=outcome["changes"]["a"]["ref"]).atom_id)
+    IndexEntry.objects.filter(pk=retired.pk).update(vectors=b"\x00" * 5)
+    I.ok_write({"id": "x", "op": "retire", "target": outcome["changes"]["a"]["ref"]})
+    tenant = Tenant.objects.get(slug="acme")
+    loaded = tenant_provider(tenant)
+    assert damaged_atoms(tenant, loaded.config) == [retired.atom_id]
+    assert repair_damaged(tenant=tenant, loaded=loaded, atom_ids=[retired.atom_id]) == 0
+    assert not IndexEntry.objects.filter(atom_id=retired.atom_id).exists()
+    assert IndexEntry.objects.count() == 1
+
+
+@pytest.mark.parametrize("blob, count, dimensions", [
+    (b"\x00" * 5, None, None),          # a truncated blob
+    (None, 2, None),                     # a count the blob does not hold
+    (None, 2**31 - 1, 2**31 - 1),        # a product beyond 32 bits must not overflow the check
+])
+def test_the_sql_check_and_the_queryset_agree_on_what_is_damaged(I, X, blob, count, dimensions):
+    I.ok_write(create("a", "note a"), create("b", "note b"))
+    call_command("atoms_index", "--tenant", "acme", "--no-progress", stdout=StringIO())
+    damaged, intact = IndexEntry.objects.order_by("id")
+    changes = {"vectors": blob, "count": count, "dimensions": dimensions}
+    IndexEntry.objects.filter(pk=damaged.pk).update(**{k: v for k, v in changes.items() if v is not None})
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {IndexEntry._meta.db_table} WHERE {IndexEntry.INTACT_SQL.format(e='')}")
+        by_sql = {row[0] for row in cursor.fetchall()}
+    assert by_sql == set(IndexEntry.objects.intact().values_list("id", flat=True)) == {intact.pk}
+    assert set(IndexEntry.objects.damaged().values_list("id", flat=True)) == {damaged.pk}
