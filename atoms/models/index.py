@@ -7,29 +7,25 @@ memory, the workers rebuild it from the feed.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from django.db import models
-from django.db.models import ExpressionWrapper, F, FloatField
-from django.db.models.functions import Cast, Length
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 
 from tenants.models import Tenant
 
 
-def _packed_bytes() -> Any:
-    """What `IndexEntry.pack` writes, in bytes: count x dimensions x 4 (`IndexEntry.INTACT_SQL`)."""
-    return ExpressionWrapper(Cast("count", FloatField()) * F("dimensions") * 4, output_field=FloatField())
-
-
 class IndexEntryQuerySet(models.QuerySet["IndexEntry"]):
+    def _intact(self) -> RawSQL:
+        return RawSQL(IndexEntry.INTACT_SQL.format(e=""), [], output_field=BooleanField())  # noqa: S611 - a constant
+
     def intact(self) -> IndexEntryQuerySet:
         """Entries whose blob holds exactly count x dimensions float32 values (`IndexEntry.INTACT_SQL`)."""
-        return self.alias(blob_bytes=Length("vectors")).filter(blob_bytes=_packed_bytes())
+        return self.filter(self._intact())
 
     def damaged(self) -> IndexEntryQuerySet:
         """Entries whose blob does not (`manage.py atoms_index --repair` encodes their atoms again)."""
-        return self.alias(blob_bytes=Length("vectors")).exclude(blob_bytes=_packed_bytes())
+        return self.exclude(self._intact())
 
 
 class IndexEntry(models.Model):
@@ -57,7 +53,8 @@ class IndexEntry(models.Model):
     # was damaged outside the service. Every reader of vectors leaves such an entry out, as if
     # the atom had none (docs/atoms.md "Semantic index"): it is never unpacked, so a read
     # never fails on it, and the indexer takes the atom for unencoded. `{e}` is the table's
-    # alias and a dot, or nothing. The product is a double: a hand-edited count or dimensions
+    # alias and a dot, or nothing; the queryset's `intact` / `damaged` use it as it stands
+    # (their queries read this table alone, so bare column names are unambiguous). The product is a double: a hand-edited count or dimensions
     # must not overflow the check itself (two integers' product times 4 can pass 64 bits), and
     # it is exact wherever it could equal a blob's length.
     INTACT_SQL = "LENGTH({e}vectors) = CAST({e}count AS DOUBLE PRECISION) * {e}dimensions * 4"

@@ -6,7 +6,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from atoms.embedding import tenant_provider
 from atoms.models import IndexEntry, Ref, VectorIndexSnapshot
@@ -63,16 +62,13 @@ def test_repair_drops_a_damaged_entry_whose_atom_is_no_longer_served(I, X):
 @pytest.mark.parametrize("blob, count, dimensions", [
     (b"\x00" * 5, None, None),          # a truncated blob
     (None, 2, None),                     # a count the blob does not hold
-    (None, 2**31 - 1, 2**31 - 1),        # a product beyond 32 bits must not overflow the check
+    (None, 2**31 - 1, 2**31 - 1),        # a product beyond 64 bits must not overflow the check
 ])
-def test_the_sql_check_and_the_queryset_agree_on_what_is_damaged(I, X, blob, count, dimensions):
+def test_the_check_finds_every_kind_of_damage_without_failing_itself(I, X, blob, count, dimensions):
     I.ok_write(create("a", "note a"), create("b", "note b"))
     call_command("atoms_index", "--tenant", "acme", "--no-progress", stdout=StringIO())
     damaged, intact = IndexEntry.objects.order_by("id")
     changes = {"vectors": blob, "count": count, "dimensions": dimensions}
     IndexEntry.objects.filter(pk=damaged.pk).update(**{k: v for k, v in changes.items() if v is not None})
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {IndexEntry._meta.db_table} WHERE {IndexEntry.INTACT_SQL.format(e='')}")
-        by_sql = {row[0] for row in cursor.fetchall()}
-    assert by_sql == set(IndexEntry.objects.intact().values_list("id", flat=True)) == {intact.pk}
+    assert set(IndexEntry.objects.intact().values_list("id", flat=True)) == {intact.pk}
     assert set(IndexEntry.objects.damaged().values_list("id", flat=True)) == {damaged.pk}
