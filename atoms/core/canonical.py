@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 _MAX_EXACT_INT = 2**53
@@ -191,6 +192,62 @@ def canonical(value: Any, *, omit_none: bool = False) -> str:
     except RecursionError as exc:
         raise ValueError("value nests too deeply for canonical JSON") from exc
     return "".join(out)
+
+
+def canonical_scalar(value: Any) -> str | None:
+    """The canonical form of a JSON scalar, or None for anything else."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return canonical_string(value)
+    if isinstance(value, int | float):
+        return canonical_number(value)
+    return None
+
+
+def canonical_flat(value: Mapping[str, Any]) -> str:
+    """canonical() of a dict of scalars (a link, a citation, provenance, a quote) without the
+    generic walk; anything else (a nested value, a non-ASCII key) goes through canonical."""
+    parts: list[str] = []
+    for key in sorted(value):
+        text = canonical_scalar(value[key]) if isinstance(key, str) and key.isascii() else None
+        if text is None:
+            return canonical(dict(value))
+        parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
+def canonical_record(value: Mapping[str, Any]) -> str:
+    """canonical() of a dict whose members are scalars, dicts of scalars, or lists of either (an
+    AtomView, a manifest unit), member by member with `canonical_flat` instead of the generic walk,
+    which hashing a view per presented unit made a read's largest serializing cost; anything
+    else (a deeper value, a non-ASCII key) goes through canonical."""
+    parts: list[str] = []
+    for key in sorted(value):
+        text = _member(value[key]) if isinstance(key, str) and key.isascii() else None
+        if text is None:
+            return canonical(dict(value))
+        parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _member(value: Any) -> str | None:
+    kind = type(value)
+    if kind is dict:
+        return canonical_flat(value)
+    if kind is list:
+        items = []
+        for item in value:
+            text = canonical_flat(item) if type(item) is dict else canonical_scalar(item)
+            if text is None:
+                return None
+            items.append(text)
+        return "[" + ",".join(items) + "]"
+    return canonical_scalar(value)
 
 
 def canonical_bytes(value: Any, *, omit_none: bool = False) -> bytes:

@@ -19,9 +19,12 @@
 `Layout` prices each unit once, so that selection prices a tentative set from the costs of
 its units in time proportional to what changes, never by re-rendering (`source_extra`, the
 only part that is not additive, is computed once per set of quotes on a source). A unit's
-size comes from `unit_json`, a writer for the unit's fixed shape that prints exactly what
-`canonical` prints (tests/atoms/core/test_render.py checks the two against each other);
-the returned text itself is always built with `canonical`.
+text comes from `unit_json`, a writer for the unit's fixed shape that prints exactly what
+`canonical` prints (tests/atoms/core/test_render.py checks the two against each other). The
+Layout keeps each unit's text from pricing, and `render` joins those texts inside the frame:
+the canonical form of the whole page, whose members are written in key order, is the frame
+around its members' canonical forms, so the page is never walked again (the same tests check
+`render` against `canonical` of the page's dict form).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from atoms.core.canonical import canonical, canonical_number, canonical_string
+from atoms.core.canonical import canonical, canonical_flat, canonical_string
 from atoms.core.closure import AtomNode, Closure
 from atoms.core.spans import merge_spans
 
@@ -87,8 +90,13 @@ def unit(node: AtomNode, quote: Quote | None = None) -> dict[str, Any]:
     if quote is None:
         body["text"] = node.text
     else:
-        body["quote"] = {"end": quote.end, "ref": quote.ref, "start": quote.start, "unit": "utf8"}
+        body["quote"] = quote_json(quote)
     return body
+
+
+def quote_json(quote: Quote) -> dict[str, Any]:
+    """A quoted unit's `quote` member."""
+    return {"end": quote.end, "ref": quote.ref, "start": quote.start, "unit": "utf8"}
 
 
 def overlap_clusters(quotes: Mapping[str, Quote]) -> list[list[str]]:
@@ -155,7 +163,7 @@ class Rendered:
     text: str
     token_count: int
     sources: tuple[dict[str, Any], ...]
-    quoted: frozenset[str]
+    quoted: Mapping[str, Quote]  # the units shown as quotes (their `quote_json`), by revision id
 
 
 class Layout:
@@ -171,22 +179,29 @@ class Layout:
         self.nodes: dict[str, AtomNode] = {}
         self.plain_size: dict[str, int] = {}
         self.quotes: dict[str, Quote] = {}
-        self._quoted_size: dict[str, int] = {}  # filled when a unit first joins a cluster
+        self._plain: dict[str, str] = {}  # unit_json of each unit, kept for render
+        self._quoted: dict[str, str] = {}  # filled when a unit first joins a cluster
         self._extra: dict[frozenset[str], tuple[int, int]] = {}
         for node in nodes:
-            if node.revision_id in self.nodes:
+            key = node.revision_id
+            if key in self.nodes:
                 continue
-            self.nodes[node.revision_id] = node
-            self.plain_size[node.revision_id] = len(unit_json(node).encode("utf-8"))
+            self.nodes[key] = node
+            text = self._plain[key] = unit_json(node)
+            self.plain_size[key] = len(text.encode("utf-8"))
             quote = verified_quote(node)
             if quote is not None:
-                self.quotes[node.revision_id] = quote
+                self.quotes[key] = quote
+
+    def _quoted_json(self, key: str) -> str:
+        text = self._quoted.get(key)
+        if text is None:
+            text = self._quoted[key] = unit_json(self.nodes[key], self.quotes[key])
+        return text
 
     def quoted_size(self, key: str) -> int:
         """Bytes of the quoted form of a verified quote's unit."""
-        if key not in self._quoted_size:
-            self._quoted_size[key] = len(unit_json(self.nodes[key], self.quotes[key]).encode("utf-8"))
-        return self._quoted_size[key]
+        return len(self._quoted_json(key).encode("utf-8"))
 
     def source_extra(self, quotes: Mapping[str, Quote]) -> tuple[int, int]:
         """For the quotes in S on one source revision: (bytes the clustered units add over
@@ -226,9 +241,10 @@ class Layout:
         return frame_cost(len(members), units, len(entries), sum(entries))
 
     def render(self, order: Sequence[str]) -> Rendered:
-        """render(S) with units in `order` (see `render_order`), built with `canonical`."""
+        """render(S) with units in `order` (see `render_order`): the frame of `_FRAME_BYTES`
+        around the canonical E entries and the units' kept `unit_json` texts."""
         if not order:
-            return Rendered(order=(), text="", token_count=0, sources=(), quoted=frozenset())
+            return Rendered(order=(), text="", token_count=0, sources=(), quoted={})
         by_source: dict[str, dict[str, Quote]] = {}
         for key in order:
             quote = self.quotes.get(key)
@@ -241,20 +257,26 @@ class Layout:
             if clusters:
                 clusters_of[source] = clusters
                 quoted.update(key for cluster in clusters for key in cluster)
-        memory: list[dict[str, Any]] = []
-        evidence: list[dict[str, Any]] = []
+        memory: list[str] = []
+        evidence: list[str] = []
+        shown: dict[str, Quote] = {}
         for key in order:
-            node = self.nodes[key]
-            quote = self.quotes.get(key) if key in quoted else None
-            memory.append(unit(node, quote))
-            if quote is not None and quote.source_revision_id in clusters_of:
+            if key not in quoted:
+                memory.append(self._plain[key])
+                continue
+            quote = shown[key] = self.quotes[key]
+            memory.append(self._quoted_json(key))
+            if quote.source_revision_id in clusters_of:
                 # First appearance of this source among quoting units: its E entry goes here.
                 clusters = clusters_of.pop(quote.source_revision_id)
                 quotes = by_source[quote.source_revision_id]
-                evidence.append(evidence_entry(quote.ref, [[quotes[k] for k in cluster] for cluster in clusters]))
-        text = canonical({"evidence": evidence, "formatVersion": FORMAT_VERSION, "memory": memory})
+                evidence.append(canonical(evidence_entry(quote.ref, [[quotes[k] for k in cluster]
+                                                                     for cluster in clusters])))
+        # canonical({"evidence": E, "formatVersion": 2, "memory": M}): keys in code-point order.
+        text = (f'{{"evidence":[{",".join(evidence)}],"formatVersion":{FORMAT_VERSION},'
+                f'"memory":[{",".join(memory)}]}}')
         return Rendered(order=tuple(order), text=text, token_count=len(text.encode("utf-8")),
-                        sources=tuple(merged_sources(self.nodes[key] for key in order)), quoted=frozenset(quoted))
+                        sources=tuple(merged_sources(self.nodes[key] for key in order)), quoted=shown)
 
 
 def frame_cost(count: int, unit_bytes: int, entry_count: int, entry_bytes: int) -> int:
@@ -305,43 +327,16 @@ def _size(value: Any) -> int:
     return len(canonical(value).encode("utf-8"))
 
 
-def _scalar(value: Any) -> str | None:
-    """The canonical form of a JSON scalar, or None for anything else."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return canonical_string(value)
-    if isinstance(value, int | float):
-        return canonical_number(value)
-    return None
-
-
-def _flat(value: Mapping[str, Any]) -> str:
-    """canonical() of a dict of scalars (a link, a citation, provenance, a quote) without the
-    generic walk; anything else (a nested value, a non-ASCII key) goes through canonical."""
-    parts: list[str] = []
-    for key in sorted(value):
-        text = _scalar(value[key]) if isinstance(key, str) and key.isascii() else None
-        if text is None:
-            return canonical(dict(value))
-        parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
-    return "{" + ",".join(parts) + "}"
-
-
 def unit_json(node: AtomNode, quote: Quote | None = None) -> str:
     """canonical(unit(node, quote)), written for the unit's fixed shape: keys in code-point
     order (links, provenance, quote, ref, sources, text), so that pricing a unit does not walk
     it generically."""
-    links = ",".join(_flat(link) for link in node.links)
-    provenance = _flat({"origin": node.origin, "producer": node.producer})
-    sources = ",".join(_flat(source) for source in view_sources(node))
+    links = ",".join(canonical_flat(link) for link in node.links)
+    provenance = canonical_flat({"origin": node.origin, "producer": node.producer})
+    sources = ",".join(canonical_flat(source) for source in view_sources(node))
     head = f'{{"links":[{links}],"provenance":{provenance},'
     ref = canonical_string(node.ref)
     if quote is None:
         return f'{head}"ref":{ref},"sources":[{sources}],"text":{canonical_string(node.text)}}}'
-    quoted = _flat({"end": quote.end, "ref": quote.ref, "start": quote.start, "unit": "utf8"})
+    quoted = canonical_flat(quote_json(quote))
     return f'{head}"quote":{quoted},"ref":{ref},"sources":[{sources}]}}'

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from atoms.core.closure import AtomNode, Closure
 from atoms.core.packing import Packing, Trial, quote_class
-from atoms.core.render import Layout, frame_cost, render_order
+from atoms.core.render import Layout, Quote, Rendered, frame_cost, render_order
 
 PackingStop = Literal["completed", "budget", "page-limit", "deadline"]
 
@@ -88,6 +88,7 @@ class Selection:
     left_out: tuple[str, ...]
     blocked: tuple[str, ...]
     text_bytes: int
+    quoted: Mapping[str, Quote]  # the units rendered as quotes, by revision id
 
 
 class _OutOfWork(Exception):
@@ -134,10 +135,13 @@ def select(
     weights: Mapping[str, float],
     budget: PackingBudget,
     deadline_passed: Callable[[], bool] | None = None,
+    render: bool = True,
 ) -> Selection:
     """Pick, price and render the page (module docstring). `closures` must hold C(r) for
     every ranked root; `deadline_passed`, checked before each evaluation, stops packing with
-    `stop: "deadline"`."""
+    `stop: "deadline"`. With `render=False` the page is priced, not rendered: `text` is empty,
+    `sources` and `quoted` too, and `token_count` is the priced cost, for a caller that
+    renders the chosen units itself (read renders them again with their real refs)."""
     missing = [root for root in ranking if root not in closures]
     if missing:
         raise ValueError(f"no closure for ranked root {missing[0]}")
@@ -214,9 +218,10 @@ def select(
 
     chosen = set(best.ids)
     order = render_order(chosen, ranking, closures)
-    rendered = layout.render(order)
     final = fresh()
     final.commit(final.trial(order))
+    rendered = layout.render(order) if render else Rendered(order=tuple(order), text="", token_count=final.cost,
+                                                            sources=(), quoted={})
     left_out = tuple(root for root in roots if root not in chosen)
     solo = {root: _solo(alone_of[root]) or fresh().trial(members[root]) for root in left_out}
     oversized = [solo[root].cost for root in roots if root in solo and solo[root].cost > token_budget]
@@ -238,6 +243,7 @@ def select(
         left_out=left_out,
         blocked=blocked,
         text_bytes=final.text_bytes,
+        quoted=rendered.quoted,
     )
 
 

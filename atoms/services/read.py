@@ -15,14 +15,13 @@ use state.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from atoms.clock import now_ms
 from atoms.core.canonical import sha256_hex
 from atoms.core.closure import AtomNode, closures
-from atoms.core.render import Layout
+from atoms.core.render import Layout, quote_json
 from atoms.core.selection import PackingBudget, Selection, recall_stop, select
 from atoms.core.text import seed_match
 from atoms.errors import AtomError
@@ -166,7 +165,8 @@ def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selec
     shows, issued in one bulk call (docs/atoms.md "Read path costs")."""
     # Every closure and view the page may need, in bulk; the stale ones ride along.
     roots = builder.load((r for r, _, _ in frozen.roots), also=frozen.stale)
-    selection = _pack(frozen, options, builder, roots)
+    # Priced with stand-in refs, so not rendered: the page is rendered once, below, with its refs.
+    selection = _pack(frozen, options, builder, roots, render=False)
     nodes = builder.finish(selection.selected, also=frozen.stale)
     if nodes is None:  # a ref of another length: price again with the real refs
         builder.issue_all(also=frozen.stale)
@@ -174,10 +174,12 @@ def _select(frozen: Frozen, options: ReadOptions, builder: NodeBuilder) -> Selec
     rendered = Layout(nodes).render(selection.selected)
     if rendered.token_count != selection.token_count:
         raise AssertionError("a page rendered with its refs must cost what it was priced at")
-    return replace(selection, nodes=tuple(nodes), text=rendered.text, sources=rendered.sources)
+    return replace(selection, nodes=tuple(nodes), text=rendered.text, sources=rendered.sources,
+                   quoted=rendered.quoted)
 
 
-def _pack(frozen: Frozen, options: ReadOptions, builder: NodeBuilder, roots: list[AtomNode]) -> Selection:
+def _pack(frozen: Frozen, options: ReadOptions, builder: NodeBuilder, roots: list[AtomNode], *,
+          render: bool = True) -> Selection:
     found = closures(roots, builder)
     limits = options.budget.limits
     deadline = options.budget.deadline
@@ -187,7 +189,7 @@ def _pack(frozen: Frozen, options: ReadOptions, builder: NodeBuilder, roots: lis
         budget=PackingBudget(tokens=options.tokens, limit=options.limit, max_context_tokens=limits["maxContextTokens"],
                              max_atoms=limits["maxAtoms"], max_bytes=limits["maxBytes"],
                              max_packing_work=limits["maxPackingWork"]),
-        deadline_passed=None if deadline is None else (lambda: now_ms() > deadline),
+        deadline_passed=None if deadline is None else (lambda: now_ms() > deadline), render=render,
     )
 
 
@@ -230,12 +232,12 @@ def _page(binding: Binding, store: AtomStore, state: dict[str, Any], kinds: dict
     selection = _select(frozen, options, builder)
     shown = [builder.revisions[key] for key in selection.selected]
     views = [{**builder.views[key], "score": frozen.scores.get(key, 0)} for key in selection.selected]
-    memory = json.loads(selection.text)["memory"] if selection.text else []
     units: list[PresentedUnit] = []
-    for revision, view, rendered in zip(shown, views, memory, strict=True):
-        unit = PresentedUnit(revision=revision, view=view, display="quote" if "quote" in rendered else "body")
-        if "quote" in rendered:
-            unit["quote"] = rendered["quote"]
+    for key, revision, view in zip(selection.selected, shown, views, strict=True):
+        quote = selection.quoted.get(key)
+        unit = PresentedUnit(revision=revision, view=view, display="body" if quote is None else "quote")
+        if quote is not None:
+            unit["quote"] = quote_json(quote)
         units.append(unit)
     selected = set(selection.selected)
     rest = [(r, activation, score) for r, activation, score in frozen.roots if r.id not in selected]

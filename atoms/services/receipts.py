@@ -39,7 +39,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from django.db import connection
 
 from atoms.clock import now_ms
-from atoms.core.canonical import canonical, digest, sha256_hex
+from atoms.core.canonical import canonical, canonical_record, digest, sha256_hex
 from atoms.core.ids import new_receipt_id
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
@@ -77,7 +77,8 @@ def _unit(unit: PresentedUnit) -> dict[str, Any]:
     revision = unit["revision"]
     out: dict[str, Any] = {
         "ref": unit["view"]["ref"], "revision": revision.id, "digest": sha256_hex(revision.body),
-        "metadata": digest({k: v for k, v in unit["view"].items() if k != "text"}), "display": unit["display"],
+        "metadata": sha256_hex(canonical_record({k: v for k, v in unit["view"].items() if k != "text"})),
+        "display": unit["display"],
     }
     if "range" in unit:
         out["range"] = {"start": unit["range"]["start"], "end": unit["range"]["end"]}

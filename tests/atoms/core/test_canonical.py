@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from atoms.core.canonical import canonical, canonical_bytes, canonical_number, digest, sha256_hex
+from atoms.core.canonical import (
+    canonical,
+    canonical_bytes,
+    canonical_flat,
+    canonical_number,
+    canonical_record,
+    digest,
+    sha256_hex,
+)
 
 # (Python value, what JavaScript prints for the same double)
 JAVASCRIPT_NUMBERS: list[tuple[int | float, str]] = [
@@ -224,3 +232,29 @@ _no_float_values = st.recursive(
 def test_without_floats_it_matches_pythons_sorted_compact_json(value: Any) -> None:
     expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical(value) == expected
+
+
+# Keys with everything a key can need: escapes, non-ASCII, surrogates, identifiers.
+_keys = st.text(alphabet=st.sampled_from(['"', "\\", "\n", "a", "b", "_", "1", "é", "\ud83d", "😀", " "]), max_size=4)
+_flat_dicts = st.dictionaries(_keys, _json_scalars, max_size=4)
+_records = st.dictionaries(_keys, _json_scalars | _flat_dicts | st.lists(_json_scalars | _flat_dicts, max_size=3)
+                           | _json_values, max_size=6)
+
+
+@given(_flat_dicts | st.dictionaries(_keys, _json_values, max_size=4))
+def test_the_flat_writer_prints_exactly_what_canonical_prints(value: dict[str, Any]) -> None:
+    assert canonical_flat(value) == canonical(value)
+
+
+@given(_records)
+def test_the_record_writer_prints_exactly_what_canonical_prints(value: dict[str, Any]) -> None:
+    assert canonical_record(value) == canonical(value)
+
+
+def test_the_record_writer_still_refuses_a_cycle_and_a_key_that_is_not_a_string() -> None:
+    looped: dict[str, Any] = {"a": []}
+    looped["a"].append(looped)
+    with pytest.raises(ValueError, match="cycle"):
+        canonical_record(looped)
+    with pytest.raises(TypeError, match="keys must be str"):
+        canonical_record({1: "x"})

@@ -87,7 +87,7 @@ def test_it_renders_the_worked_example_at_4096_and_1100_tokens_byte_for_byte() -
     assert full.text == TEXT_4096 and full.token_count == 1250
     partial = EXAMPLE_LAYOUT.render(ids_of("AEBD"))
     assert partial.text == TEXT_1100 and partial.token_count == 1071
-    assert partial.sources == () and partial.quoted == frozenset()
+    assert partial.sources == () and partial.quoted == {}
     assert render([EXAMPLE[name] for name in "AEBD"]).text == TEXT_1100
 
 
@@ -103,7 +103,8 @@ def test_it_merges_overlapping_quotes_into_one_evidence_range() -> None:
     assert rendered.text == TEXT_QUOTES and rendered.token_count == 984
     assert rendered.text.count("BBBB") == 1
     assert list(rendered.sources) == [{"end": 12, "ref": ref(11), "start": 0}]
-    assert rendered.quoted == {E1.revision_id, E2.revision_id, SOURCE.revision_id}
+    assert set(rendered.quoted) == {E1.revision_id, E2.revision_id, SOURCE.revision_id}
+    assert rendered.quoted[E1.revision_id].start == E1.origins[0].start
 
 
 def test_two_extractions_alone_still_share_the_evidence_and_one_alone_keeps_its_text() -> None:
@@ -218,6 +219,17 @@ def test_cost_is_the_byte_length_of_the_render_in_any_order(universe: list[AtomN
             previous = item["end"]
     for node, shown in zip(chosen, body["memory"], strict=True):
         assert ("quote" in shown) == (node.revision_id in rendered.quoted) == ("text" not in shown)
+
+
+@given(quote_universes(), st.data())
+def test_the_joined_render_is_the_canonical_form_of_the_page(universe: list[AtomNode], data: st.DataObject) -> None:
+    layout = Layout(universe)
+    chosen = data.draw(st.lists(st.sampled_from(universe), unique_by=lambda node: node.revision_id, min_size=1))
+    rendered = layout.render([node.revision_id for node in chosen])
+    page = json.loads(rendered.text)
+    assert canonical(page) == rendered.text
+    assert page["formatVersion"] == 2
+    assert page["memory"] == [unit(node, rendered.quoted.get(node.revision_id)) for node in chosen]
 
 
 # Texts with everything canonical JSON escapes or joins: quotes, backslashes, C0 controls,
