@@ -268,6 +268,10 @@ def _greedy(packing: Packing, roots: Sequence[str], members: Mapping[str, tuple[
     root's `_alone` pricing."""
     token_budget, size_budget, max_bytes = budget.token_budget, budget.size_budget, budget.max_bytes
     charge = meter.charge
+    # What the additive path reads of each root's lone pricing, once: the loop below runs
+    # once per root and round, hundreds of times a page.
+    lone = {root: (alone.plain + len(alone.new), len(alone.new), alone.text_bytes, alone.delta_u, alone.sources)
+            for root in roots if (alone := alone_of[root]) is not None}
     while True:
         best_root: str | None = None
         best_key: tuple[float, float, int, str] | None = None
@@ -276,18 +280,20 @@ def _greedy(packing: Packing, roots: Sequence[str], members: Mapping[str, tuple[
         quoted = sources.keys()
         base_count, base_units = len(ids), packing.plain_bytes + packing.extra_units
         entry_count, entry_bytes, base_bytes = packing.entry_count, packing.entry_bytes, packing.text_bytes
+        # frame_cost is additive in units and in count past the first unit, so S with n ≥ 1
+        # units of p plain bytes added costs `fixed + p + n`.
+        fixed = frame_cost(base_count + 1, base_units, entry_count, entry_bytes) - 1
         for root in roots:
             closure = members[root]
             if ids.issuperset(closure):
                 continue  # not a tentative evaluation: nothing would change
             charge(len(closure))
-            alone = alone_of[root]
-            if alone is not None and ids.isdisjoint(closure) and quoted.isdisjoint(alone.sources):
+            found = lone.get(root)
+            if found is not None and ids.isdisjoint(closure) and quoted.isdisjoint(found[4]):
                 # `trial`'s additive path, as sums.
-                count = base_count + len(alone.new)
-                cost = frame_cost(count, base_units + alone.plain, entry_count, entry_bytes)
-                delta_u = alone.delta_u
-                if (cost > token_budget or count > size_budget or base_bytes + alone.text_bytes > max_bytes
+                size, added, text_bytes, delta_u, _ = found
+                cost = fixed + size
+                if (cost > token_budget or base_count + added > size_budget or base_bytes + text_bytes > max_bytes
                         or delta_u < 0):
                     continue
             else:
@@ -297,7 +303,7 @@ def _greedy(packing: Packing, roots: Sequence[str], members: Mapping[str, tuple[
                 cost, delta_u = trial.cost, trial.delta_u
             delta_tokens = cost - current
             # Smallest key wins: best ratio, then larger ΔU, smaller Δtokens, smaller revision id.
-            key = (-delta_u / max(1, delta_tokens), -delta_u, delta_tokens, root)
+            key = (-delta_u / (delta_tokens if delta_tokens > 1 else 1), -delta_u, delta_tokens, root)
             if best_key is None or key < best_key:
                 best_root, best_key = root, key
         if best_root is None:
