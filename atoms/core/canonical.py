@@ -211,26 +211,41 @@ def canonical_scalar(value: Any) -> str | None:
 
 def canonical_flat(value: Mapping[str, Any]) -> str:
     """canonical() of a dict of scalars (a link, a citation, provenance, a quote) without the
-    generic walk; anything else (a nested value, a non-ASCII key) goes through canonical."""
+    generic walk; anything else (a nested value, a key that is not a plain ASCII str, a
+    mapping that is not a dict) goes through canonical, errors included."""
+    keys = _plain_keys(value)
+    if keys is None:
+        return canonical(value)
     parts: list[str] = []
-    for key in sorted(value):
-        text = canonical_scalar(value[key]) if isinstance(key, str) and key.isascii() else None
+    for key in keys:
+        text = canonical_scalar(value[key])
         if text is None:
-            return canonical(dict(value))
+            return canonical(value)
         parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
     return "{" + ",".join(parts) + "}"
+
+
+def _plain_keys(value: Mapping[str, Any]) -> list[str] | None:
+    """The keys of a dict in printing order when every one is an ASCII str (which prints as
+    itself, and needs no joining), else None."""
+    if type(value) is not dict or not all(type(key) is str and key.isascii() for key in value):
+        return None
+    return sorted(value)
 
 
 def canonical_record(value: Mapping[str, Any]) -> str:
     """canonical() of a dict whose members are scalars, dicts of scalars, or lists of either (an
     AtomView, a manifest unit), member by member with `canonical_flat` instead of the generic walk,
     which hashing a view per presented unit made a read's largest serializing cost; anything
-    else (a deeper value, a non-ASCII key) goes through canonical."""
+    else goes through canonical, as `canonical_flat` says."""
+    keys = _plain_keys(value)
+    if keys is None:
+        return canonical(value)
     parts: list[str] = []
-    for key in sorted(value):
-        text = _member(value[key]) if isinstance(key, str) and key.isascii() else None
+    for key in keys:
+        text = _member(value[key])
         if text is None:
-            return canonical(dict(value))
+            return canonical(value)
         parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
     return "{" + ",".join(parts) + "}"
 

@@ -2,7 +2,10 @@
 
 - The tenant foreign key's own index, on the tables where an index or unique constraint
   already leads with the tenant: that one serves the key's look-ups and the cascade of a
-  tenant's deletion. (tests/atoms/test_model_indexes.py keeps the rule.)
+  tenant's deletion. (tests/atoms/test_model_indexes.py keeps the rule.) The models say
+  `db_index=False`; the database only drops the index, by Django's own name for it. A plain
+  AlterField would also drop and re-validate each foreign key on PostgreSQL (a table scan
+  under an exclusive lock) and copy each table on SQLite.
 - PostgreSQL only: the `varchar_pattern_ops` copies Django adds beside the index of a text
   primary or foreign key, for `LIKE 'prefix%'` under a non-C collation. No statement matches
   an id by pattern. A revision had eleven indexes; the planner weighs every one of them for
@@ -16,6 +19,14 @@ from typing import Any
 
 import django.db.models.deletion
 from django.db import migrations, models
+
+# The tables whose tenant key loses its own index.
+TENANT_KEY_TABLES = (
+    "atoms_atom", "atoms_erasedependency", "atoms_indexcheckpoint", "atoms_indexentry", "atoms_inputtoken",
+    "atoms_lexicalcorpus", "atoms_lexicalposting", "atoms_lexicalterm", "atoms_origin", "atoms_policyfeed",
+    "atoms_purgedatom", "atoms_receipt", "atoms_ref", "atoms_replayrecord", "atoms_revision", "atoms_slot",
+    "atoms_tombstone", "atoms_usemarker", "atoms_usestate", "atoms_vectorindexsnapshot", "atoms_vectortombstone",
+)
 
 # (table, column) of every pattern copy Django made for an atoms id column.
 PATTERN_COPIES = (
@@ -59,6 +70,23 @@ def make_pattern_copies(apps: Any, schema_editor: Any) -> None:
             schema_editor.execute(statement)
 
 
+def _tenant_index_names(schema_editor: Any) -> list[tuple[str, str]]:
+    """(table, index name) of each tenant key index Django made, by its naming rule."""
+    return [(table, schema_editor._create_index_name(table, ["tenant_id"])) for table in TENANT_KEY_TABLES]
+
+
+def drop_tenant_indexes(apps: Any, schema_editor: Any) -> None:
+    quote = schema_editor.connection.ops.quote_name
+    for _, name in _tenant_index_names(schema_editor):
+        schema_editor.execute(f"DROP INDEX IF EXISTS {quote(name)}")
+
+
+def make_tenant_indexes(apps: Any, schema_editor: Any) -> None:
+    quote = schema_editor.connection.ops.quote_name
+    for table, name in _tenant_index_names(schema_editor):
+        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {quote(name)} ON {quote(table)} ({quote('tenant_id')})")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -68,109 +96,114 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(drop_pattern_copies, make_pattern_copies),
-        migrations.AlterField(
-            model_name='atom',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='atoms', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='erasedependency',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='indexcheckpoint',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='indexentry',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='inputtoken',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='lexicalcorpus',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='lexicalposting',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='lexicalterm',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='origin',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='policyfeed',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='purgedatom',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='receipt',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='ref',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='replayrecord',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='revision',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='slot',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='tombstone',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='usemarker',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='usestate',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='vectorindexsnapshot',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
-        ),
-        migrations.AlterField(
-            model_name='vectortombstone',
-            name='tenant',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(drop_tenant_indexes, make_tenant_indexes)],
+            state_operations=[
+                migrations.AlterField(
+                    model_name='atom',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='atoms', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='erasedependency',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='indexcheckpoint',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='indexentry',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='inputtoken',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='lexicalcorpus',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='lexicalposting',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='lexicalterm',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='origin',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='policyfeed',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='purgedatom',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='receipt',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='ref',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='replayrecord',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='revision',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='slot',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='tombstone',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='usemarker',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='usestate',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='vectorindexsnapshot',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+                migrations.AlterField(
+                    model_name='vectortombstone',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant'),
+                ),
+            ],
         ),
     ]

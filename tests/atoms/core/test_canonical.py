@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import types
 from typing import Any
 
 import pytest
@@ -251,10 +252,22 @@ def test_the_record_writer_prints_exactly_what_canonical_prints(value: dict[str,
     assert canonical_record(value) == canonical(value)
 
 
-def test_the_record_writer_still_refuses_a_cycle_and_a_key_that_is_not_a_string() -> None:
+class _Key(str):
+    """A str subclass that formats as something else (as a `(str, Enum)` member does)."""
+
+    def __format__(self, spec: str) -> str:
+        return "_Key.A"
+
+
+def test_the_writers_still_refuse_what_canonical_refuses_and_print_what_it_prints() -> None:
     looped: dict[str, Any] = {"a": []}
     looped["a"].append(looped)
     with pytest.raises(ValueError, match="cycle"):
         canonical_record(looped)
-    with pytest.raises(TypeError, match="keys must be str"):
-        canonical_record({1: "x"})
+    for writer in (canonical_flat, canonical_record):
+        with pytest.raises(TypeError, match="keys must be str"):
+            writer({1: "x", "b": 2})
+        with pytest.raises(TypeError, match="mappingproxy"):
+            writer(types.MappingProxyType({"a": 1}))
+        # A str subclass prints as its value, as canonical prints it, never as its repr.
+        assert writer({_Key("a"): 1}) == canonical({_Key("a"): 1}) == '{"a":1}'

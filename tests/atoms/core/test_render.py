@@ -17,6 +17,7 @@ from atoms.core.render import (
     EMPTY_WRAPPER_BYTES,
     Layout,
     Quote,
+    evidence_entry,
     merged_sources,
     overlap_clusters,
     render,
@@ -221,14 +222,34 @@ def test_cost_is_the_byte_length_of_the_render_in_any_order(universe: list[AtomN
         assert ("quote" in shown) == (node.revision_id in rendered.quoted) == ("text" not in shown)
 
 
+def _page_as_dicts(layout: Layout, order: list[str]) -> str:
+    """render(S) the long way: the page as dicts (units by `unit`, E entries by
+    `evidence_entry`, sources by first quoting unit), printed by `canonical`."""
+    by_source: dict[str, dict[str, Quote]] = {}
+    for key in order:
+        if key in layout.quotes:
+            by_source.setdefault(layout.quotes[key].source_revision_id, {})[key] = layout.quotes[key]
+    clusters = {source: found for source, quotes in by_source.items() if (found := overlap_clusters(quotes))}
+    quoted = {key for found in clusters.values() for cluster in found for key in cluster}
+    memory, evidence = [], []
+    for key in order:
+        quote = layout.quotes[key] if key in quoted else None
+        memory.append(unit(layout.nodes[key], quote))
+        if quote is not None and quote.source_revision_id in clusters:
+            found = clusters.pop(quote.source_revision_id)
+            quotes = by_source[quote.source_revision_id]
+            evidence.append(evidence_entry(quote.ref, [[quotes[k] for k in cluster] for cluster in found]))
+    return canonical({"evidence": evidence, "formatVersion": 2, "memory": memory})
+
+
 @given(quote_universes(), st.data())
-def test_the_joined_render_is_the_canonical_form_of_the_page(universe: list[AtomNode], data: st.DataObject) -> None:
+def test_the_joined_render_is_the_page_printed_by_canonical(universe: list[AtomNode], data: st.DataObject) -> None:
     layout = Layout(universe)
     chosen = data.draw(st.lists(st.sampled_from(universe), unique_by=lambda node: node.revision_id, min_size=1))
-    rendered = layout.render([node.revision_id for node in chosen])
+    order = [node.revision_id for node in chosen]
+    rendered = layout.render(order)
+    assert rendered.text == _page_as_dicts(layout, order)
     page = json.loads(rendered.text)
-    assert canonical(page) == rendered.text
-    assert page["formatVersion"] == 2
     assert page["memory"] == [unit(node, rendered.quoted.get(node.revision_id)) for node in chosen]
 
 
