@@ -12,7 +12,7 @@ class Ref(models.Model):
     shrinks to (ref, principal, atom) with no revision, and keeps answering ACCESS_DENIED."""
 
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     principal = models.CharField(max_length=200)
     key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     atom_id = models.CharField(max_length=64)
@@ -33,7 +33,7 @@ class Ref(models.Model):
 class ReplayRecord(models.Model):
     """Idempotency: keyed per tenant by the scope digest and the idempotency key."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     scope_digest = models.CharField(max_length=64)
     idempotency_key = models.CharField(max_length=600)
     fingerprint = models.CharField(max_length=64)
@@ -54,7 +54,7 @@ class Receipt(models.Model):
     """What a read, search, inspect or observe touched and showed (the manifest)."""
 
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     principal = models.CharField(max_length=200)
     key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     kind = models.CharField(max_length=8)
@@ -76,7 +76,7 @@ class InputToken(models.Model):
     """`input:<uuid>`: what an agent's output was made from (issued by observe)."""
 
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     principal = models.CharField(max_length=200)
     key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     manifest = models.JSONField()
@@ -97,7 +97,7 @@ class Tombstone(models.Model):
     """An erased receipt or token: later use answers ACCESS_DENIED."""
 
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     erasure_id = models.CharField(max_length=64)
 
     class Meta:

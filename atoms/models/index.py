@@ -36,7 +36,7 @@ class IndexEntry(models.Model):
     inserts a new one, so ids grow with time and the vector index catches up by id.
     """
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     atom_id = models.CharField(max_length=64)
     config = models.CharField(max_length=64)
     policy = models.CharField(max_length=128)
@@ -86,7 +86,7 @@ class IndexCheckpoint(models.Model):
     """How far a (tenant, config, policy) feed has been consumed: the last event
     `(visible_seq, revisionId)` processed. Moved only by compare-and-set."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     config = models.CharField(max_length=64)
     policy = models.CharField(max_length=128)
     seq = models.PositiveBigIntegerField(default=0)
@@ -109,7 +109,7 @@ class PolicyFeed(models.Model):
     of every change to the feed (write, approval, purge), so index/status reads them instead
     of counting revisions per policy."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     policy = models.CharField(max_length=128)
     events = models.PositiveBigIntegerField(default=0)
     head_seq = models.PositiveBigIntegerField(default=0)
@@ -129,7 +129,7 @@ class VectorIndexSnapshot(models.Model):
     processes know to reopen the file.
     """
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     config = models.CharField(max_length=64)
     path = models.CharField(max_length=500)
     dimensions = models.PositiveIntegerField()
@@ -149,7 +149,7 @@ class VectorTombstone(models.Model):
     """An entry deleted since the snapshot was built: its vectors leave the file at the
     next refresh (searches already skip it, since they join with live entries)."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     config = models.CharField(max_length=64)
     entry_id = models.BigIntegerField()
     count = models.PositiveIntegerField()

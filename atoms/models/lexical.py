@@ -21,7 +21,7 @@ class LexicalPosting(models.Model):
     """One (active head, term): the term's count in the head's body and the body's length.
     Policy and atom id are copied from the head so the channel needs no join to rank."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     policy = models.CharField(max_length=128)
     term = models.CharField(max_length=64)
     revision_id = models.CharField(max_length=64)
@@ -46,7 +46,7 @@ class LexicalPosting(models.Model):
 class LexicalTerm(models.Model):
     """n_t: how many active heads of (tenant, policy) contain the term."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     policy = models.CharField(max_length=128)
     term = models.CharField(max_length=64)
     docs = models.IntegerField()
@@ -63,7 +63,7 @@ class LexicalCorpus(models.Model):
     """N and L of (tenant, policy): active heads and the sum of their term counts, with the
     Unicode version their terms were made with (a different one means: rebuild)."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     policy = models.CharField(max_length=128)
     docs = models.BigIntegerField(default=0)
     length = models.BigIntegerField(default=0)

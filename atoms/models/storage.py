@@ -81,7 +81,7 @@ class DependencyKind(models.TextChoices):
 
 class Atom(models.Model):
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="atoms", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="atoms")
     policy = models.CharField(max_length=128)
     head = models.ForeignKey("atoms.Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
@@ -97,7 +97,7 @@ class Revision(models.Model):
     """An immutable snapshot. Only `review_status` and `is_head` (side data) ever change."""
 
     id = models.CharField(max_length=64, primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     atom = models.ForeignKey(Atom, on_delete=models.CASCADE, related_name="revisions")
     policy = models.CharField(max_length=128)
     seq = models.PositiveBigIntegerField()
@@ -142,7 +142,7 @@ class Revision(models.Model):
 
 class Slot(models.Model):
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="slots")
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()
     role = models.CharField(max_length=600)
     mode = models.CharField(max_length=8, choices=SlotMode.choices, default=SlotMode.REFER)
@@ -161,7 +161,7 @@ class Slot(models.Model):
 
 class Origin(models.Model):
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="origins")
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()
     source_atom_id = models.CharField(max_length=64)
     source_revision_id = models.CharField(max_length=64)
@@ -180,7 +180,7 @@ class Origin(models.Model):
 class EraseDependency(models.Model):
     """`dependent` must be erased when `dependency` is purged (reverse edges, docs/atoms.md "In the web UI: read playground and purge")."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     dependent_atom_id = models.CharField(max_length=64)
     dependency_atom_id = models.CharField(max_length=64)
     kind = models.CharField(max_length=16, choices=DependencyKind.choices)
@@ -196,7 +196,7 @@ class EraseDependency(models.Model):
 
 
 class PurgedAtom(models.Model):
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     atom_id = models.CharField(max_length=64)
     erasure_id = models.CharField(max_length=64)
 

@@ -9,7 +9,7 @@ from tenants.models import Tenant
 
 
 class UseState(models.Model):
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     subject = models.CharField(max_length=200)
     policy = models.CharField(max_length=128)
     revision_id = models.CharField(max_length=64)
@@ -29,7 +29,7 @@ class UseMarker(models.Model):
     """(subject, policy, revision, eventId) seen: a repeated event counts as `repeated`.
     Markers survive uses/reset."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     subject = models.CharField(max_length=200)
     policy = models.CharField(max_length=128)
     revision_id = models.CharField(max_length=64)
