@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _MAX_EXACT_INT = 2**53
@@ -213,24 +213,7 @@ def canonical_flat(value: Mapping[str, Any]) -> str:
     """canonical() of a dict of scalars (a link, a citation, provenance, a quote) without the
     generic walk; anything else (a nested value, a key that is not a plain ASCII str, a
     mapping that is not a dict) goes through canonical, errors included."""
-    keys = _plain_keys(value)
-    if keys is None:
-        return canonical(value)
-    parts: list[str] = []
-    for key in keys:
-        text = canonical_scalar(value[key])
-        if text is None:
-            return canonical(value)
-        parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
-    return "{" + ",".join(parts) + "}"
-
-
-def _plain_keys(value: Mapping[str, Any]) -> list[str] | None:
-    """The keys of a dict in printing order when every one is an ASCII str (which prints as
-    itself, and needs no joining), else None."""
-    if type(value) is not dict or not all(type(key) is str and key.isascii() for key in value):
-        return None
-    return sorted(value)
+    return _object(value, canonical_scalar)
 
 
 def canonical_record(value: Mapping[str, Any]) -> str:
@@ -238,12 +221,17 @@ def canonical_record(value: Mapping[str, Any]) -> str:
     AtomView, a manifest unit), member by member with `canonical_flat` instead of the generic walk,
     which hashing a view per presented unit made a read's largest serializing cost; anything
     else goes through canonical, as `canonical_flat` says."""
-    keys = _plain_keys(value)
-    if keys is None:
+    return _object(value, _member)
+
+
+def _object(value: Mapping[str, Any], member: Callable[[Any], str | None]) -> str:
+    """An object whose keys are ASCII strs (they print as themselves and need no joining), each
+    member printed by `member`; canonical(value) when a key or a member (None) is not that."""
+    if type(value) is not dict or not all(type(key) is str and key.isascii() for key in value):
         return canonical(value)
     parts: list[str] = []
-    for key in keys:
-        text = _member(value[key])
+    for key in sorted(value):
+        text = member(value[key])
         if text is None:
             return canonical(value)
         parts.append(f'"{key}":{text}' if key.isidentifier() else f"{canonical_string(key)}:{text}")
