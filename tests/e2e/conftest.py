@@ -11,6 +11,11 @@ import pytest
 from django.db import connections
 
 CHROMIUM = os.environ.get("MEMORYHUB_CHROMIUM", "/usr/bin/chromium")
+# How long an action waits for its element, and an `expect()` for its condition. Playwright's
+# own defaults differ (30 s for actions, 5 s for assertions); CI runs the two suites side by
+# side on two cores, where a page that the live server answers in a second can take several,
+# so both wait the same ten seconds (README, "`make test`").
+WAIT_MS = 10_000
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
@@ -18,7 +23,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 def browser() -> Iterator[object]:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=WAIT_MS)
 
     # Django keeps this thread's database connections in thread-local storage while no event
     # loop runs in the thread, and in a context variable while one does; the sync Playwright
@@ -41,7 +48,7 @@ def browser() -> Iterator[object]:
 def page(browser: object, live_server: object) -> Iterator[object]:
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 800})  # type: ignore[attr-defined]
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(WAIT_MS)
     yield page
     context.close()
 

@@ -23,7 +23,7 @@ from tenants.memory.files import files_sync
 from tenants.models import MemoryVolume, Tenant
 from tests.atoms.ui.review_helpers import FLAGGED, purge, write
 from tests.conftest import TEST_ACTOR
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, WAIT_MS
 from tests.e2e.helpers import log_in
 from tests.security.routes import all_routes
 from tests.security.world import AGENT, ENTRY_KEY, NAMESPACE, World, build_world
@@ -282,7 +282,7 @@ def test_every_page_renders_cleanly_at_desktop_and_phone_widths(alice, bob, caro
         # One context per width: one login serves every page.
         context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 800})
         tab = context.new_page()
-        tab.set_default_timeout(10_000)
+        tab.set_default_timeout(WAIT_MS)
         watch = Watch(tab)
         problems += visit(tab, watch, "login", "/login/", width)
         log_in(tab, "alice")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.conftest import WAIT_MS
 from tests.e2e.helpers import log_in
 from tests.e2e.test_every_page import build_data
 
@@ -55,7 +56,7 @@ def test_a_member_reads_every_section_by_following_links_without_javascript(alic
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 800},
                                   java_script_enabled=False)
     tab = context.new_page()
-    tab.set_default_timeout(10_000)
+    tab.set_default_timeout(WAIT_MS)
     read = Reader(tab)
     log_in(tab, "alice")  # the login form is a plain POST
     main = tab.locator("main")

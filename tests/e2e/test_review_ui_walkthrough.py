@@ -23,7 +23,7 @@ from tenants.models import MemoryVolume, Tenant
 from tenants.services.keys import apikey_create
 from tests.atoms.ui.review_helpers import FLAGGED, purge, write
 from tests.conftest import TEST_ACTOR
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, WAIT_MS
 from tests.e2e.helpers import log_in
 
 pytestmark = pytest.mark.browser
@@ -121,7 +121,7 @@ def test_the_walkthrough_of_the_review_ui(alice, bob, carol, acme, browser, live
     SHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 800})
     tab = context.new_page()
-    tab.set_default_timeout(10_000)
+    tab.set_default_timeout(WAIT_MS)
     log_in(tab, "alice")
 
     # 1. The dashboard: the hand edit is a notice; what changed today links to the items.
