@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -52,6 +53,29 @@ def _test_settings(settings: Any) -> None:
     # Lexical recall unless a test configures an embedding provider (tests/atoms/index/).
     settings.ATOMS_EMBEDDING_PROVIDER = None
     settings.ATOMS_VECTOR_INDEX_ROOT = None
+
+
+# The start of a window of both throttles: a multiple of 60 s (the API's per-key window) and of
+# 900 s (the login window's default).
+THROTTLE_WINDOW_START = 1_800_000_000.0
+
+
+@pytest.fixture
+def throttle_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The throttles' clock, stopped one second into a window: `now[0]` is what they read.
+
+    Both throttles count in fixed windows of the wall clock, so a test that sends a few
+    requests over a limit would fail if a window ended between them (on a loaded machine
+    a request can take a second). Only the throttle modules' view of `time` is replaced,
+    not the time of the rest of the process."""
+    from memoryhub import login_throttle
+    from tenants import throttling
+
+    now = [THROTTLE_WINDOW_START + 1]
+    clock = SimpleNamespace(time=lambda: now[0])
+    monkeypatch.setattr(throttling, "time", clock)
+    monkeypatch.setattr(login_throttle, "time", clock)
+    return now
 
 
 @pytest.fixture

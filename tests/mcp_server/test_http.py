@@ -246,7 +246,7 @@ def test_resources_give_live_files_and_the_frozen_session_snapshot(mcp_url: str,
 
 
 def test_tool_calls_count_against_the_keys_rate_like_rest_calls(mcp_url: str, keys: dict[str, str],
-                                                                acme: Tenant) -> None:
+                                                                acme: Tenant, throttle_clock: list[float]) -> None:
     acme.api_rate_per_minute = 2
     acme.save(update_fields=["api_rate_per_minute"])
 

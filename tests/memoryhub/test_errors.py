@@ -57,7 +57,8 @@ def test_a_body_over_the_limit_is_413(acme, make_key, client_for, settings):
     assert acme.name == "Acme Corp"
 
 
-def test_unauthenticated_forbidden_and_throttled_answers_share_the_envelope(acme, make_key, client_for):
+def test_unauthenticated_forbidden_and_throttled_answers_share_the_envelope(acme, make_key, client_for,
+                                                                             throttle_clock):
     acme.api_rate_per_minute = 1
     acme.save()
     _, agent_raw = make_key(acme, "agent")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tenants import throttling
-from tests.conftest import error_of
+from tests.conftest import THROTTLE_WINDOW_START, error_of
 from tests.security.probe import SAFE
 from tests.security.routes import all_routes
 from tests.security.test_isolation_matrix import API_ROUTES
+
+# Every test here that counts requests does so within one window of a stopped clock.
+pytestmark = pytest.mark.usefixtures("throttle_clock")
 
 ROUTES = {route.template: route for route in all_routes()}
 LIMIT = 1024
@@ -93,13 +96,13 @@ def test_one_tenants_busy_key_does_not_throttle_another_tenant(acme, globex, mak
     assert client_for(b_raw).get("/api/v1/whoami").status_code == 200
 
 
-def test_the_count_starts_again_in_the_next_window(acme, make_key, client_for, monkeypatch):
+def test_the_count_starts_again_in_the_next_window(acme, make_key, client_for, throttle_clock):
     acme.api_rate_per_minute = 1
     acme.save()
     _, raw = make_key(acme)
     client = client_for(raw)
-    now = [1_800_000_000.0]  # the start of a window
-    monkeypatch.setattr(throttling.time, "time", lambda: now[0])
+    now = throttle_clock
+    now[0] = THROTTLE_WINDOW_START
     assert client.get("/api/v1/whoami").status_code == 200
     now[0] += 59
     response = client.get("/api/v1/whoami")

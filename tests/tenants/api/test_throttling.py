@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import error_of
+
+# Each test counts requests within one window of a stopped clock (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("throttle_clock")
 
 
 def test_a_key_over_its_tenants_rate_is_throttled(acme, make_key, client_for):
