@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.servers.basehttp import WSGIServer
-from django.test.testcases import LiveServerThread, QuietWSGIRequestHandler
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from pytest_django.live_server_helper import LiveServer
@@ -23,6 +21,7 @@ from rest_framework.test import APIClient
 from memoryhub.actors import Actor
 from tenants.models import ApiKey, Membership, Role, Tenant
 from tenants.services.keys import apikey_create
+from tests.live_server import SharedConnectionLiveServerThread
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
 # same test are still synchronous, so Django's async-safety guard is lifted for tests.
@@ -48,33 +47,18 @@ def _close_connections_after_each_request() -> None:
         connections[alias].settings_dict["CONN_MAX_AGE"] = 0
 
 
-class _OneRequestAtATime(LiveServerThread):
-    """A live server thread that answers one request at a time, for an in-memory SQLite
-    test database.
-
-    Such a database lives in one connection, which the live server shares with the test
-    (pytest-django passes it over). Django's threaded live server would answer a page's
-    parallel requests (HTMX partials, the favicon) on threads that all use that one
-    connection at once, so one request's transaction could begin, or end, inside another's,
-    and a request fail at random. Answered one at a time, each with `Connection: close`
-    (Django's server sends that when it is not threaded), the browser waits its turn."""
-
-    def _create_server(self, connections_override: Any = None) -> WSGIServer:
-        # The override is applied in run(), on this very thread, which now answers every request.
-        return WSGIServer((self.host, self.port), QuietWSGIRequestHandler, allow_reuse_address=False)
-
-
 @pytest.fixture(scope="session")
 def live_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
-    """pytest-django's live server, answering one request at a time where the test database
-    is in-memory SQLite (`_OneRequestAtATime`); threaded as usual on PostgreSQL."""
+    """pytest-django's live server; where the test database is in-memory SQLite, one that
+    calls the application from one thread at a time (tests/live_server.py says why)."""
     address = (request.config.getvalue("liveserver") or os.environ.get("DJANGO_LIVE_TEST_SERVER_ADDRESS")
                or "localhost")
     server = LiveServer(address, start=False)
     if server.thread.connections_override:
         threaded = server.thread
-        server.thread = _OneRequestAtATime(threaded.host, threaded.static_handler,
-                                           connections_override=threaded.connections_override, port=threaded.port)
+        server.thread = SharedConnectionLiveServerThread(threaded.host, threaded.static_handler,
+                                                         connections_override=threaded.connections_override,
+                                                         port=threaded.port)
         server.thread.daemon = True
     server.start()
     yield server
@@ -103,7 +87,8 @@ def throttle_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     Both throttles count in fixed windows of the wall clock, so a test that sends a few
     requests over a limit would fail if a window ended between them (on a loaded machine
     a request can take a second). Only the throttle modules' view of `time` is replaced,
-    not the time of the rest of the process."""
+    not the time of the rest of the process, and only in this process (a server started as a
+    process of its own still reads the real clock)."""
     from memoryhub import login_throttle
     from tenants import throttling
 

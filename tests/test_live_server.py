@@ -1,19 +1,52 @@
-"""The live server of the browser and API conformance tests (tests/conftest.py `live_server`)."""
+"""The live server of the browser and API conformance tests (tests/live_server.py, and the
+`live_server` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
-import socketserver
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.request import urlopen
 
 from pytest_django.live_server_helper import LiveServer
 
+from tests.live_server import OneAppCallAtATimeServer, one_call_at_a_time
 
-def test_it_answers_one_request_at_a_time_exactly_when_it_shares_an_in_memory_sqlite_connection(
+
+def test_it_serializes_application_calls_exactly_when_it_shares_an_in_memory_sqlite_connection(
         live_server: LiveServer) -> None:
     shares_a_connection = bool(live_server.thread.connections_override)
-    threaded = isinstance(live_server.thread.httpd, socketserver.ThreadingMixIn)
-    assert threaded is not shares_a_connection
-    with urlopen(f"{live_server.url}/healthz", timeout=30) as response:
+    assert isinstance(live_server.thread.httpd, OneAppCallAtATimeServer) is shares_a_connection
+    with urlopen(f"{live_server.url}/login/", timeout=30) as response:
         assert response.status == 200
-        # A server that is not threaded closes each connection, so a browser never holds it.
-        assert (response.headers.get("Connection") == "close") is shares_a_connection
+
+
+def test_a_second_call_waits_until_the_first_has_returned() -> None:
+    inside, release = threading.Semaphore(0), threading.Event()
+    entered: list[str] = []
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        entered.append(environ["name"])
+        inside.release()
+        release.wait(timeout=30)
+        return [environ["name"].encode()]
+
+    serialized = one_call_at_a_time(application)
+    answers: dict[str, Iterable[bytes]] = {}
+
+    def call(name: str) -> None:
+        answers[name] = serialized({"name": name}, lambda *args: None)
+
+    first = threading.Thread(target=call, args=("first",))
+    first.start()
+    assert inside.acquire(timeout=30)
+    second = threading.Thread(target=call, args=("second",))
+    second.start()
+    # Without the lock the second call would be inside at once; with it, it waits.
+    assert not inside.acquire(timeout=0.5)
+    assert entered == ["first"]
+    release.set()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    assert entered == ["first", "second"]
+    assert answers == {"first": [b"first"], "second": [b"second"]}
