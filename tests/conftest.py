@@ -7,6 +7,7 @@ to globex only; erin is a reviewer of both (for the tenant switcher).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -88,7 +89,7 @@ def throttle_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     requests over a limit would fail if a window ended between them (on a loaded machine
     a request can take a second). Only the throttle modules' view of `time` is replaced,
     not the time of the rest of the process, and only in this process (a server started as a
-    process of its own still reads the real clock)."""
+    process of its own still reads the real clock: see `wait_for_a_fresh_throttle_window`)."""
     from memoryhub import login_throttle
     from tenants import throttling
 
@@ -97,6 +98,17 @@ def throttle_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     monkeypatch.setattr(throttling, "time", clock)
     monkeypatch.setattr(login_throttle, "time", clock)
     return now
+
+
+def wait_for_a_fresh_throttle_window(margin_s: float = 10) -> None:
+    """For a server in a process of its own, which `throttle_clock` cannot reach: if the
+    current per-key window ends within `margin_s` seconds, sleep into the next one, so that a
+    few requests sent now all count in one window."""
+    from tenants.throttling import WINDOW_SECONDS
+
+    left = WINDOW_SECONDS - time.time() % WINDOW_SECONDS
+    if left < margin_s:
+        time.sleep(left + 0.1)
 
 
 @pytest.fixture
