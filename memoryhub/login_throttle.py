@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +27,8 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+
+from memoryhub.windows import fixed_window
 
 logger = logging.getLogger("memoryhub.throttling")
 
@@ -45,10 +46,7 @@ def client_address(request: HttpRequest) -> str:
 
 
 def _window() -> tuple[int, float]:
-    size = settings.MEMORYHUB_LOGIN_WINDOW_SECONDS
-    now = time.time()
-    window = int(now // size)
-    return window, (window + 1) * size - now
+    return fixed_window(settings.MEMORYHUB_LOGIN_WINDOW_SECONDS)
 
 
 def _counters(request: HttpRequest, username: str) -> list[tuple[str, int]]:

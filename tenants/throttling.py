@@ -10,13 +10,13 @@ is better than refusing every agent.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from memoryhub.windows import fixed_window
 from tenants.models import ApiKey
 
 if TYPE_CHECKING:
@@ -30,8 +30,7 @@ def throttle_wait(key: ApiKey) -> float | None:
     """Count one request for `key`; None if it is allowed, else the seconds until the
     window ends. Shared by the REST API and the MCP server (one counter per key)."""
     limit = key.tenant.effective_api_rate_per_minute
-    now = time.time()
-    window = int(now // WINDOW_SECONDS)
+    window, left = fixed_window(WINDOW_SECONDS)
     cache_key = f"throttle:{key.prefix}:{window}"
     try:
         cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
@@ -41,7 +40,7 @@ def throttle_wait(key: ApiKey) -> float | None:
         return None
     if count <= limit:
         return None
-    return (window + 1) * WINDOW_SECONDS - now
+    return left
 
 
 class ApiKeyRateThrottle(BaseThrottle):

@@ -87,16 +87,14 @@ def throttle_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     Both throttles count in fixed windows of the wall clock, so a test that sends a few
     requests over a limit would fail if a window ended between them (on a loaded machine
-    a request can take a second). Only the throttle modules' view of `time` is replaced,
-    not the time of the rest of the process, and only in this process (a server started as a
-    process of its own still reads the real clock: see `wait_for_a_fresh_throttle_window`)."""
-    from memoryhub import login_throttle
-    from tenants import throttling
+    a request can take a second). Both read the clock in memoryhub/windows.py, and only that
+    module's view of `time` is replaced, not the time of the rest of the process, and only in
+    this process (a server started as a process of its own still reads the real clock: see
+    `wait_for_a_fresh_throttle_window`)."""
+    from memoryhub import windows
 
     now = [THROTTLE_WINDOW_START + 1]
-    clock = SimpleNamespace(time=lambda: now[0])
-    monkeypatch.setattr(throttling, "time", clock)
-    monkeypatch.setattr(login_throttle, "time", clock)
+    monkeypatch.setattr(windows, "time", SimpleNamespace(time=lambda: now[0]))
     return now
 
 
