@@ -46,6 +46,19 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
 
 
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if not 0 <= value < float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a number of 0 or more, got {raw!r}")
+    return value
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in env_str(name, default).split(",") if part.strip()]
 
@@ -149,12 +162,18 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'memoryhub.sqlite3'}")
+# Seconds between the passive WAL checkpoints of a SQLite file's checkpoint thread; 0 leaves
+# checkpoints to the commits (docs/operations.md "SQLite checkpoints").
+SQLITE_CHECKPOINT_SECONDS = env_float("SQLITE_CHECKPOINT_SECONDS", 0.5)
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {
         # WAL lets readers run beside one writer; IMMEDIATE takes the write lock at BEGIN
         # so two writers queue on busy_timeout instead of failing on a lock upgrade.
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # wal_autocheckpoint is a backstop: each process checkpoints on a thread of its own
+        # (memoryhub/sqlite_checkpoints.py, docs/operations.md "SQLite checkpoints").
+        "init_command": (f"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                         f"PRAGMA wal_autocheckpoint={env_int('SQLITE_WAL_AUTOCHECKPOINT', 10_000)};"),
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
