@@ -28,7 +28,6 @@ from django.utils.module_loading import import_string
 
 from atoms.core.canonical import canonical
 from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
-from atoms.encoder_thread import encode_later
 from atoms.models import AtomStore
 from tenants.models import Tenant
 
@@ -347,8 +346,7 @@ def warm_up() -> bool:
     try:
         loaded = load_provider(spec)
         if loaded is not None:  # always, with a spec; says so to the type checker
-            # On the thread that encodes requests' signals, so its first use is paid here.
-            encode_later(loaded.encode, [WARM_UP_TEXT]).result()
+            loaded.encode([WARM_UP_TEXT])
     except Exception as exc:  # noqa: BLE001 - whatever failed, the process serves lexically
         state.error = type(exc).__name__
         logger.warning("the embedding provider %s did not load at process start (%s): %s; reads and searches "

@@ -1,8 +1,8 @@
 """Signal vectors, the semantic channel and cosines for read and search (docs/atoms.md "Candidates" as
 amended, docs/atoms.md "Semantic index"; docs/atoms.md "Candidates" and "Match").
 
-With a provider, each distinct non-blank signal text is encoded once per request (v_s), on
-the encoder thread while the request's first statements run (atoms.encoder_thread). The semantic channel finds each channel text's nearest eligible
+With a provider, each distinct non-blank signal text is encoded once per request (v_s),
+before the read transaction. The semantic channel finds each channel text's nearest eligible
 heads. A candidate whose entry is valid (config, text hash and policy match) gets a cosine
 and is scored with the tenant's weights; any other is scored lexically, and then the request
 reports `index: "pending"`, as it does when a signal fails to encode or the provider cannot
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +20,6 @@ from django.db import connection
 
 from atoms.core.canonical import sha256_hex
 from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
-from atoms.encoder_thread import encode_later
 from atoms.models import Atom, AtomStore, IndexEntry, Revision
 from atoms.services.hits import Hits
 from atoms.services.indexing import valid_vectors
@@ -34,43 +32,15 @@ logger = logging.getLogger("atoms.semantic")
 
 @dataclass
 class Semantic:
-    """The request's signal vectors, and whether anything made the index "pending".
-
-    The vectors are computed on the encoder thread (atoms.encoder_thread) while the request
-    runs its first statements; `vectors` and `index` wait for them the first time they are
-    read (docs/atoms.md "Query encoding")."""
+    """The request's signal vectors, and whether anything made the index "pending"."""
 
     loaded: LoadedProvider | None
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
     configured: bool = False
     pending: bool = False
     # Revision id → vectors of a valid entry, for heads the semantic channel read with their
     # entry in this request's snapshot: `cosines` needs no query for them.
     known: dict[str, np.ndarray] = field(default_factory=dict)
-    tenant_id: int = 0  # for the log line of a failed encode
-    texts: list[str] = field(default_factory=list)
-    encoding: Future[np.ndarray] | None = None  # until settled
-    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def vectors(self) -> dict[str, np.ndarray]:
-        self.settle()
-        return self._vectors
-
-    def settle(self) -> None:
-        """Wait for the signals' encoding, if it is still out. A failed encode leaves recall
-        lexical with the index "pending"; only the exception's class is logged, since its
-        message may quote the text."""
-        encoding, self.encoding = self.encoding, None
-        if encoding is None:
-            return
-        try:
-            matrix = encoding.result()
-        except Exception as exc:  # noqa: BLE001 - any failed encode (ModelSpaceMismatch included) is "pending"
-            logger.warning("tenant %s: signal encoding failed (%s), recall is lexical", self.tenant_id,
-                           type(exc).__name__)
-            self.pending = True
-            return
-        self._vectors = dict(zip(self.texts, matrix, strict=True))
 
     @property
     def active(self) -> bool:
@@ -78,14 +48,11 @@ class Semantic:
 
     @property
     def index(self) -> str:
-        self.settle()
         return "pending" if self.configured and (self.pending or self.loaded is None) else "ready"
 
 
 def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]) -> Semantic:
-    """Load the tenant's provider and start encoding the signals (never raises: failures →
-    pending). The provider is loaded here, before the caller's transaction: a first model
-    load must not hold one open. The encoding runs on meanwhile (`Semantic.settle`)."""
+    """Load the tenant's provider and encode the signals (never raises: failures → pending)."""
     if provider_spec(store) is None:
         return Semantic(loaded=None)
     try:
@@ -94,10 +61,17 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
         logger.warning("tenant %s: embedding provider unavailable, recall is lexical: %s", tenant.pk, exc)
         return Semantic(loaded=None, configured=True, pending=True)
     texts = signal_texts(kinds)
+    semantic = Semantic(loaded=loaded, configured=True)
     if not texts or loaded is None:
-        return Semantic(loaded=loaded, configured=True)
-    return Semantic(loaded=loaded, configured=True, tenant_id=tenant.pk, texts=texts,
-                    encoding=encode_later(loaded.encode, texts))
+        return semantic
+    try:
+        matrix = loaded.encode(texts)
+    except Exception as exc:  # noqa: BLE001 - any failed encode (ModelSpaceMismatch included) is "pending"
+        logger.warning("tenant %s: signal encoding failed, recall is lexical: %s", tenant.pk, exc)
+        semantic.pending = True
+        return semantic
+    semantic.vectors = dict(zip(texts, matrix, strict=True))
+    return semantic
 
 
 # The nearest-neighbour search widens by this factor, at most WIDEN_ROUNDS times, while

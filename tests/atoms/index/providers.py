@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 
 class WrongDims:
     """Claims 8 dimensions and returns 4."""
@@ -56,27 +54,4 @@ class PausingFake:
             if os.environ.get("MH_FAULT_PAUSE") == f"encode-{n}":
                 while True:  # killed here by the test
                     time.sleep(1)
-        return self.inner.encode(texts)
-
-
-# EncodeGated's encodes wait for this event (at most GATE_SECONDS, then fail); set, they run at once.
-GATE = threading.Event()
-GATE_SECONDS = 5.0
-ENCODED_ON: list[str] = []  # the name of the thread of each EncodeGated encode
-
-
-class EncodeGated:
-    """The fake provider (64 dimensions), whose encode waits for GATE and records its thread."""
-
-    def __init__(self) -> None:
-        from atoms.core.embedding import FakeHashProvider
-
-        self.inner = FakeHashProvider(64)
-        self.id = self.inner.id
-        self.dimensions = 64
-
-    def encode(self, texts: list[str]) -> list[list[float]]:
-        ENCODED_ON.append(threading.current_thread().name)
-        if not GATE.wait(GATE_SECONDS):
-            raise TimeoutError("the gate stayed closed")
         return self.inner.encode(texts)
