@@ -46,16 +46,17 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(name: str, default: float, low: float, high: float) -> float:
+    """A number from `low` to `high`; anything else stops the start with its name."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
         value = float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
-    if not 0 <= value < float("inf"):
-        raise ImproperlyConfigured(f"{name} must be a number of 0 or more, got {raw!r}")
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:  # NaN fails too
+        raise ImproperlyConfigured(f"{name} must be a number from {low:g} to {high:g}, got {raw!r}")
     return value
 
 
@@ -164,7 +165,12 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'memoryhub.sqlite3'}")
 # Seconds between the passive WAL checkpoints of a SQLite file's checkpoint thread; 0 leaves
 # checkpoints to the commits (docs/operations.md "SQLite checkpoints").
-SQLITE_CHECKPOINT_SECONDS = env_float("SQLITE_CHECKPOINT_SECONDS", 0.5)
+SQLITE_CHECKPOINT_SECONDS = env_float("SQLITE_CHECKPOINT_SECONDS", 0.5, 0, 3600)
+if 0 < SQLITE_CHECKPOINT_SECONDS < 0.05:  # a thread that never sleeps
+    raise ImproperlyConfigured("SQLITE_CHECKPOINT_SECONDS must be 0 or at least 0.05")
+SQLITE_WAL_AUTOCHECKPOINT = env_int("SQLITE_WAL_AUTOCHECKPOINT", 10_000)
+if SQLITE_WAL_AUTOCHECKPOINT < 1:  # 0 or less would turn the commits' checkpoints off
+    raise ImproperlyConfigured("SQLITE_WAL_AUTOCHECKPOINT must be a number of pages of 1 or more")
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {
@@ -173,7 +179,7 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         # wal_autocheckpoint is a backstop: each process checkpoints on a thread of its own
         # (memoryhub/sqlite_checkpoints.py, docs/operations.md "SQLite checkpoints").
         "init_command": (f"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                         f"PRAGMA wal_autocheckpoint={env_int('SQLITE_WAL_AUTOCHECKPOINT', 10_000)};"),
+                         f"PRAGMA wal_autocheckpoint={SQLITE_WAL_AUTOCHECKPOINT};"),
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }

@@ -1,19 +1,10 @@
-"""WAL checkpoints of a SQLite database file, on a thread of their own
-(docs/operations.md "SQLite checkpoints").
+"""WAL checkpoints of a SQLite database file, on a thread of their own, so that no request's
+commit copies the log back (docs/operations.md "SQLite checkpoints": why, the settings, and
+what it means for durability).
 
-In WAL mode, SQLite copies the log back into the database file (a checkpoint) inside the
-commit that takes the log past `wal_autocheckpoint` pages, so one request in every few
-dozen paid for it: about 18 ms, two fsyncs and a thousand pages, at the commit of a read on
-the 100k-atom corpus, where the read itself takes 15 (docs/benchmarks.md "SQLite
-checkpoints off the request path"). Here each process that opens a SQLite file starts one
-daemon thread, on the first connection to that file, which runs a PASSIVE checkpoint every
-`SQLITE_CHECKPOINT_SECONDS`. A passive checkpoint never waits for a lock and never blocks a
-reader or a writer, and the driver releases the GIL while it runs. The connections' own
-`wal_autocheckpoint` stays as a backstop at `SQLITE_WAL_AUTOCHECKPOINT` pages (settings.py),
-for a process that writes faster than its thread copies.
-
-Not for an in-memory database (the test suite's): it has no log to copy. The thread ends
-when its file is gone (a test's or a benchmark's temporary database).
+Each process starts one daemon thread per file, on its first connection to that file (Django's
+`connection_created`). The thread ends when its file is gone or replaced by another (a test's
+or a benchmark's temporary database, a restore).
 """
 
 from __future__ import annotations
@@ -32,10 +23,34 @@ logger = logging.getLogger("memoryhub.sqlite")
 
 _lock = threading.Lock()
 _started: set[tuple[int, str]] = set()  # (pid, file): a forked child starts its own
+# Held by a checkpoint while it runs, and by os.fork() around the fork: a child forked in the
+# middle of a checkpoint could inherit SQLite's own mutexes locked and hang on its first query
+# (a Celery prefork parent writes its heartbeat to the database and keeps forking).
+_fork_guard = threading.Lock()
+
+
+def _before_fork() -> None:
+    _fork_guard.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _fork_guard.release()
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _fork_guard
+    _lock = threading.Lock()
+    _fork_guard = threading.Lock()
+    _started.clear()  # the parent's threads do not exist here
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 
 def database_file(name: Any) -> str | None:
-    """The file of a SQLite database NAME, or None for an in-memory one."""
+    """The file of a SQLite database NAME given as a path, or None: in memory (the test suite's
+    database) or a `file:` URI, which this module leaves alone."""
     text = str(name or "")
     if not text or text == ":memory:" or "mode=memory" in text or text.startswith("file:"):
         return None
@@ -53,36 +68,55 @@ def on_connection_created(sender: Any, connection: Any, **kwargs: Any) -> None:
 
 
 def start(path: str, interval: float) -> threading.Thread | None:
-    """The checkpoint thread of `path` in this process; None when one is already running."""
+    """The checkpoint thread of `path` in this process; None when one is already running or
+    none could start (then commits checkpoint, as SQLite does by default)."""
     key = (os.getpid(), path)
     with _lock:
         if key in _started:
             return None
         _started.add(key)
     thread = threading.Thread(target=_run, args=(path, interval), name="sqlite-checkpoint", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError as exc:  # no thread may start: the connection must still open
+        logger.warning("SQLite checkpoint thread not started (%s)", type(exc).__name__)
+        _forget(path)
+        return None
     return thread
 
 
-def _run(path: str, interval: float) -> None:
+def _inode(path: str) -> int | None:
     try:
-        # mode=rw: a file removed before this line is not created again (it would be kept
-        # alive by this thread for ever).
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _run(path: str, interval: float) -> None:
+    inode = _inode(path)
+    try:
+        # mode=rw: a file removed before this line is not created again (this thread would
+        # then keep it for ever).
         connection = sqlite3.connect(f"file:{quote(path)}?mode=rw", uri=True, timeout=0, isolation_level=None)
     except sqlite3.Error as exc:
-        if os.path.exists(path):
+        if inode is not None:
             logger.warning("SQLite checkpoint thread not started (%s)", type(exc).__name__)
         _forget(path)
         return
+    failing: str | None = None  # the class of the last failure: logged once, not every round
     try:
-        while os.path.exists(path):
+        while inode is not None and _inode(path) == inode:
             time.sleep(interval)
             try:
-                # (busy, frames in the log, frames copied); busy only while another
-                # checkpoint runs, and the next round copies what this one could not.
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                with _fork_guard:
+                    # Passive: copies what it can without waiting for a lock, blocks no one.
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             except sqlite3.Error as exc:  # the class only: a message may name the file
-                logger.warning("SQLite checkpoint failed (%s)", type(exc).__name__)
+                if type(exc).__name__ != failing:
+                    failing = type(exc).__name__
+                    logger.warning("SQLite checkpoints failing (%s); commits checkpoint meanwhile", failing)
+            else:
+                failing = None
     finally:
         connection.close()
         _forget(path)
