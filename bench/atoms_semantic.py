@@ -14,10 +14,9 @@ lexical ones, scored 0.8·semantic + 0.2·lexical, docs/atoms.md "Candidates"):
   the candidate set and the scoring work are those of a 384-dimensional index; only the
   query encoding is nearly free. So read and search are timed a second time with
   `FakeVectorsMiniLMQuery`: the same vectors, but each query is also run through MiniLM, so
-  a request pays the real model's forward for its signal, on the encoder thread as a request
-  with MiniLM does (docs/atoms.md "Query encoding"). The MiniLM encode time of the same
-  queries is also measured apart and added to the first timing, as the runs before the
-  encoder thread did (the "projected" sum, which the overlap now makes pessimistic).
+  a request pays the real model's forward for its signal where a request with MiniLM does.
+  The MiniLM encode time of the same queries is also measured apart and added to the first
+  timing (the "projected" sum of the earlier runs).
 
 The provider is switched with override_settings(ATOMS_EMBEDDING_PROVIDER=...), the
 setting the engine reads per request; the lexical figures run with none.
@@ -49,15 +48,19 @@ class FakeVectorsMiniLMQuery:
 
     def __init__(self) -> None:
         from atoms.core.embedding import FakeHashProvider
-        from atoms.embedding import MiniLMProvider
 
         self.inner = FakeHashProvider(384)
-        self.minilm = MiniLMProvider()
         self.id = self.inner.id
         self.dimensions = 384
 
     def encode(self, texts: list[str]) -> list[list[float]]:
-        self.minilm.encode(texts)  # the cost, not the answer
+        from atoms.embedding import load_provider
+
+        # The process's one MiniLM (query_encoding uses it too), loaded at the first
+        # (untimed) call: load_provider is not reentrant, so not from __init__.
+        minilm = load_provider(MINILM)
+        assert minilm is not None
+        minilm.provider.encode(texts)  # the cost, not the answer
         return self.inner.encode(texts)
 
 
@@ -98,6 +101,15 @@ def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         snapshot = refresh(tenant.pk, loaded.config)
         refresh_seconds = time.perf_counter() - started
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        # The entries were all written just now: give the planner their statistics, as
+        # autovacuum's analyze would within a minute or so. Without them it scanned the
+        # whole entry table (about 100 ms a statement at 100k; docs/benchmarks.md "Hybrid
+        # recall on PostgreSQL at 100k atoms").
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     figures = {"provider": name, "encoder": loaded.provider.id, "atoms": indexed, "step": step,
                "drain_seconds": drain_seconds, "atoms_per_second": indexed / drain_seconds if drain_seconds else None,
                "refresh_seconds": refresh_seconds, "vectors": snapshot.vectors if snapshot else 0,
@@ -137,24 +149,25 @@ def hybrid(caller: Any, size: int, minilm_max: int, queries: list[str], measure:
 
     if torch_threads:
         torch.set_num_threads(torch_threads)
+
+    def both() -> dict[str, Any]:
+        return {"read": measure("read", lambda q: answer_read(
+                    caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s),
+                "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries, budget_s)}
+
     name, spec = provider_for(size, minilm_max)
     progress(f"semantic index at {size:,} atoms ({name}) ...")
     row: dict[str, Any] = {"index": index(caller.tenant, name, spec)}
     with override_settings(ATOMS_EMBEDDING_PROVIDER=spec):
         probe = answer_search(caller, {"query": queries[0]})
         row["index_state"] = probe["diagnostics"]["index"]  # "ready": every candidate had a valid entry
-        row["read"] = measure("read", lambda q: answer_read(
-            caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s)
-        row["search"] = measure("search", lambda q: answer_search(caller, {"query": q}), queries, budget_s)
+        row.update(both())
     if name != "minilm":
         from django.conf import settings
 
         allowed = [*settings.ATOMS_EMBEDDING_PROVIDERS, COSTED_384["class"]]
         with override_settings(ATOMS_EMBEDDING_PROVIDER=COSTED_384, ATOMS_EMBEDDING_PROVIDERS=allowed):
-            row["with_minilm_query"] = {
-                "read": measure("read", lambda q: answer_read(
-                    caller, {"state": {"query": q}, "options": {"tokens": 4096}}), queries, budget_s),
-                "search": measure("search", lambda q: answer_search(caller, {"query": q}), queries, budget_s)}
+            row["with_minilm_query"] = both()
         row["minilm_query_encoding"] = encoding = query_encoding(queries)
         for op in ("read", "search"):
             stats = row[op]["stats"]
