@@ -107,7 +107,7 @@ def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         # The entries were all written just now: give the planner their statistics, as
         # autovacuum's analyze would within a minute or so. Without them it scanned the
         # whole entry table (about 100 ms a statement at 100k; docs/benchmarks.md "Hybrid
-        # recall on PostgreSQL at 100k atoms").
+        # recall at 100k atoms with MiniLM's query cost").
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     figures = {"provider": name, "encoder": loaded.provider.id, "atoms": indexed, "step": step,
