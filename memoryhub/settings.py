@@ -171,6 +171,8 @@ if 0 < SQLITE_CHECKPOINT_SECONDS < 0.05:  # a thread that never sleeps
 SQLITE_WAL_AUTOCHECKPOINT = env_int("SQLITE_WAL_AUTOCHECKPOINT", 10_000)
 if SQLITE_WAL_AUTOCHECKPOINT < 1:  # 0 or less would turn the commits' checkpoints off
     raise ImproperlyConfigured("SQLITE_WAL_AUTOCHECKPOINT must be a number of pages of 1 or more")
+# PostgreSQL only: the read path's statements are prepared on the server (below).
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {
@@ -185,6 +187,11 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     }
 else:
     _db["CONN_HEALTH_CHECKS"] = True
+    # The read path's repeated statements are prepared on the server (memoryhub/prepared.py,
+    # docs/operations.md "PostgreSQL"): psycopg prepares a statement the second time a
+    # connection runs it, through the server-binding cursors that module hands out; Django's
+    # own cursors bind on the client and never prepare. Off: nothing is prepared.
+    _db.setdefault("OPTIONS", {})["prepare_threshold"] = 1 if DB_PREPARED_STATEMENTS else None
     # The planner's cost of a random page read, sent with each new connection (a startup
     # option: no extra round trip). PostgreSQL's default of 4 assumes spinning disks; with
     # the working set cached it chose whole-table scans to join a read's 216 best postings to

@@ -21,6 +21,7 @@ from atoms.core.availability import AvailabilityModel, call_value, construct_mod
 from atoms.core.errors import ModelError
 from atoms.errors import AtomError, from_core, invalid
 from atoms.models import AtomStore, UseState
+from memoryhub.prepared import one_of, prepared_cursor
 from tenants.models import Tenant
 
 CHUNK = 500
@@ -135,22 +136,24 @@ def _use_rows(tenant: Tenant, subject: str, policies: list[str], model_id: str, 
     within the host-parameter limit of SQLite ≥ 3.32 (32,766) and of PostgreSQL. The
     aggregate branch comes first and types the columns the rows branch leaves NULL."""
     table = connection.ops.quote_name(UseState._meta.db_table)
-    where = f"tenant_id = %s AND subject = %s AND policy IN ({', '.join(['%s'] * len(policies))})"
-    scope = [tenant.pk, subject, *policies]
+    policy_is, policy_params = one_of(policies)
+    where = f"tenant_id = %s AND subject = %s AND {policy_is('policy')}"
+    scope = [tenant.pk, subject, *policy_params]
     sql = (f"SELECT NULL, NULL, MAX(updated_at), COUNT(CASE WHEN model_id <> %s THEN 1 END) "  # noqa: S608
            f"FROM {table} WHERE {where}")
     params: list[Any] = [model_id, *scope]
     if wanted:
+        wanted_is, wanted_params = one_of(wanted)
         sql += (f" UNION ALL SELECT revision_id, state, NULL, NULL FROM {table} "  # noqa: S608
-                f"WHERE {where} AND revision_id IN ({', '.join(['%s'] * len(wanted))})")
-        params += [*scope, *wanted]
+                f"WHERE {where} AND {wanted_is('revision_id')}")
+        params += [*scope, *wanted_params]
     field = UseState._meta.get_field("state")
     column = field.get_col(UseState._meta.db_table)
     converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
     latest: int | None = None
     foreign = 0
     stored: dict[str, Any] = {}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         for revision_id, state, most, count in cursor.fetchall():
             if revision_id is None:

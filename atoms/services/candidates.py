@@ -29,6 +29,7 @@ from atoms.core.text import is_blank
 from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from atoms.services.hits import Hits
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns, visible_sql
+from memoryhub.prepared import one_of, prepared_cursor
 from tenants.models import Tenant
 
 # Signal texts that query the channels (every text still counts in m).
@@ -96,8 +97,18 @@ def signal_terms(kinds: Mapping[str, Sequence[str]]) -> list[str]:
 _FLOAT = "CAST(%s AS DOUBLE PRECISION)"
 
 
-def _marks(values: Sequence[Any]) -> str:
-    return ", ".join(["%s"] * len(values))
+def _weights(terms: Sequence[str], weights: Sequence[float]) -> tuple[str, list[Any]]:
+    """The weight of the posting `p`'s term, one of `terms` (in the same order as
+    `weights`), and its parameters. PostgreSQL: an element of an array parameter, so the text
+    does not change with the number of terms (memoryhub/prepared.py); SQLite: a CASE.
+    (k1 + 1) is folded into the weight: it orders nothing."""
+    if connection.vendor == "postgresql":
+        return ("(CAST(%s AS DOUBLE PRECISION[]))[array_position(CAST(%s AS TEXT[]), CAST(p.term AS TEXT))]",
+                [list(weights), list(terms)])
+    params: list[Any] = []
+    for term, weight in zip(terms, weights, strict=True):
+        params += [term, weight]
+    return f"(CASE p.term {' '.join([f'WHEN %s THEN {_FLOAT}'] * len(terms))} END)", params
 
 
 def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str]) -> Statistics:
@@ -115,19 +126,21 @@ def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str
     # Chunks keep every statement far below the databases' parameter limits (a long text can
     # have tens of thousands of terms); a normal request is one chunk. NULL takes the term
     # column's type on both databases.
-    with connection.cursor() as cursor:
+    policy_is, policy_params = one_of(policies)
+    with prepared_cursor() as cursor:
         for start in range(0, max(1, len(terms)), STATISTICS_CHUNK):
             chunk = terms[start:start + STATISTICS_CHUNK]
             parts: list[str] = []
             params: list[Any] = []
             if start == 0:
                 parts.append(f"SELECT NULL, docs, length FROM {corpus} "  # noqa: S608
-                             f"WHERE tenant_id = %s AND policy IN ({_marks(policies)})")
-                params += [tenant_id, *policies]
+                             f"WHERE tenant_id = %s AND {policy_is('policy')}")
+                params += [tenant_id, *policy_params]
             if chunk:
+                term_is, term_params = one_of(chunk)
                 parts.append(f"SELECT term, docs, 0 FROM {term_table} "  # noqa: S608
-                             f"WHERE tenant_id = %s AND policy IN ({_marks(policies)}) AND term IN ({_marks(chunk)})")
-                params += [tenant_id, *policies, *chunk]
+                             f"WHERE tenant_id = %s AND {policy_is('policy')} AND {term_is('term')}")
+                params += [tenant_id, *policy_params, *term_params]
             cursor.execute(" UNION ALL ".join(parts), params)
             for term, count, total in cursor.fetchall():
                 if term is None:
@@ -215,7 +228,7 @@ def _run(lookups: Sequence[tuple[int, _Lookup]]) -> dict[int, list[Revision]]:
         parts.append(f"SELECT {i} AS c, ROW_NUMBER() OVER (ORDER BY l{i}.o DESC, l{i}.atom_id) AS n, "  # noqa: S608
                      f"{revision_columns(f'l{i}')} FROM ({lookup.sql}) l{i}")
         params += lookup.params
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         found = cursor.fetchall()
     found.sort(key=lambda row: (row[0], row[1]))  # by text, then rank: no server sort of whole rows
@@ -249,18 +262,17 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
                             k=k)
     skipped = len(kept) < len(present)
     avgdl = stats.avgdl or 1.0
-    cases = " ".join([f"WHEN %s THEN {_FLOAT}"] * len(kept))
-    idf_params: list[Any] = []
-    for term in kept:  # (k1 + 1) is folded into the weight: it orders nothing
-        idf_params += [term, stats.idf(term)]
+    weight, weight_params = _weights(kept, [stats.idf(term) for term in kept])
+    term_is, term_params = one_of(kept)
+    policy_is, policy_params = one_of(read_policies)
     posting = LexicalPosting._meta.db_table
-    score = f"SUM((CASE p.term {cases} END) * p.tf / (p.tf + {_FLOAT} + {_FLOAT} * p.length))"
+    score = f"SUM({weight} * p.tf / (p.tf + {_FLOAT} + {_FLOAT} * p.length))"
     # The whole revision row comes with each hit: the core re-reads candidates, and these are
     # rows of the same snapshot (docs/atoms.md "Read path costs").
     groups = (f"SELECT p.atom_id, p.revision_id, {score} AS score FROM {posting} p "  # noqa: S608
-              f"WHERE p.tenant_id = %s AND p.term IN ({_marks(kept)}) AND p.policy IN ({_marks(read_policies)}) "
+              f"WHERE p.tenant_id = %s AND {term_is('p.term')} AND {policy_is('p.policy')} "
               f"GROUP BY p.atom_id, p.revision_id")
-    params = [*idf_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *kept, *read_policies]
+    params = [*weight_params, K1 * (1.0 - B), K1 * B / avgdl, tenant_id, *term_params, *policy_params]
     if late:
         limit = k + LATE_MARGIN
         sql = (f"SELECT h.score AS o, {revision_columns('r')} FROM ({groups} "  # noqa: S608

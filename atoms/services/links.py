@@ -25,6 +25,7 @@ from django.db.models import Field
 
 from atoms.models import Atom, Origin, Revision, Slot, SlotMode
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns
+from memoryhub.prepared import one_of, prepared_cursor
 
 # Revision ids per statement: far below every database's parameter limit (an id is bound at
 # most four times, an atom id twice), and above a normal level.
@@ -129,11 +130,6 @@ def _typed_nulls() -> str:
     return _typed[connection.vendor]
 
 
-def _listed(marks: str) -> Callable[[str], str]:
-    """A column is one of the bound values `marks` places."""
-    return lambda column: f"{column} IN ({marks})"
-
-
 def _selected(subquery: str) -> Callable[[str], str]:
     """A column is one of the values `subquery` (over a WITH clause's table) selects.
 
@@ -223,12 +219,12 @@ def _statement(tenant_id: int, own: list[str], atoms: list[str], ahead: Ahead = 
             parts.extend(branches[0])
             params.extend(branches[1])
 
-    atom_marks, own_marks = ", ".join(["%s"] * len(atoms)), ", ".join(["%s"] * len(own))
     if atoms:
-        add(_linker_table("lk", tenant_id, _listed(atom_marks), atoms), ([_linker_branch("lk")], []))
+        atom_is, atom_params = one_of(atoms)
+        add(_linker_table("lk", tenant_id, atom_is, atom_params), ([_linker_branch("lk")], []))
     if own:
-        add(_slot_table("lv", tenant_id, _listed(own_marks), own),
-            _own_branches(tenant_id, "lv", _listed(own_marks), own))
+        own_is, own_params = one_of(own)
+        add(_slot_table("lv", tenant_id, own_is, own_params), _own_branches(tenant_id, "lv", own_is, own_params))
     if ahead and own and atoms:
         tables.append("n(id, atom_id) AS (SELECT head_id, target_atom_id FROM lv WHERE head_id IS NOT NULL "
                       "UNION SELECT id, atom_id FROM lk)")
@@ -256,8 +252,9 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
     that a member without slots or origins is known too. UNION drops repeats, so a cycle
     ends the recursion."""
     slot, revision, atom = _quoted(Slot), _quoted(Revision), _quoted(Atom)
+    seed_is, seed_params = one_of(seeds)
     walk = (f"WITH RECURSIVE m(id) AS (SELECT r.id FROM {revision} r "  # noqa: S608
-            f"WHERE r.tenant_id = %s AND r.id IN ({', '.join(['%s'] * len(seeds))}) "
+            f"WHERE r.tenant_id = %s AND {seed_is('r.id')} "
             f"UNION SELECT t.id FROM m JOIN {slot} s ON s.revision_id = m.id "
             f"LEFT JOIN {atom} a ON a.id = s.target_atom_id AND a.tenant_id = %s "
             # CROSS JOIN: SQLite looks the target up last, never walking the tenant's revisions.
@@ -269,7 +266,7 @@ def _closure_statement(tenant_id: int, seeds: list[str]) -> tuple[str, list[Any]
     branches, params = _own_branches(tenant_id, "mv", members, [])
     branches.append(_member_branch("NULL", "m"))
     return (walk + table + " " + " UNION ALL ".join(branches),
-            [tenant_id, *seeds, tenant_id, tenant_id, *table_params, *params])
+            [tenant_id, *seed_params, tenant_id, tenant_id, *table_params, *params])
 
 
 def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] = (), *, ahead: Ahead = "") -> Links:
@@ -281,7 +278,7 @@ def load_links(tenant_id: int, ids: Sequence[str], linked_atoms: Sequence[str] =
     per revision."""
     out = Links()
     linker_heads: dict[str, Revision] = {}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         for start in range(0, max(len(ids), len(linked_atoms)), LINKS_CHUNK):
             own, atoms = list(ids[start:start + LINKS_CHUNK]), list(linked_atoms[start:start + LINKS_CHUNK])
             cursor.execute(*_statement(tenant_id, own, atoms, ahead))
@@ -300,7 +297,7 @@ def load_closure_links(tenant_id: int, seeds: Sequence[str]) -> Links:
     (`_closure_statement`), all of them named in `members`: one query per LINKS_CHUNK seeds,
     however deep the closures go (docs/atoms.md "Read path costs")."""
     out = Links()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         for start in range(0, len(seeds), LINKS_CHUNK):
             cursor.execute(*_closure_statement(tenant_id, list(seeds[start:start + LINKS_CHUNK])))
             _collect(cursor.fetchall(), out, {})

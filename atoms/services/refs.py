@@ -11,6 +11,7 @@ from atoms.core.ids import new_ref
 from atoms.errors import AtomError, denied
 from atoms.models import PurgedAtom, Ref, Revision
 from atoms.principal import Principal
+from memoryhub.prepared import one_of, prepared_cursor
 
 # Every ref is `ref:` + a UUID (atoms.core.ids.new_ref): always this many ASCII bytes.
 REF_LENGTH = len("ref:00000000-0000-0000-0000-000000000000")
@@ -91,11 +92,11 @@ def _issued(principal: Principal, revision_ids: list[str]) -> dict[str, str]:
     running it (docs/atoms.md "Read path costs"). No ids, no query, as with the ORM."""
     if not revision_ids:
         return {}
-    marks = ", ".join(["%s"] * len(revision_ids))
+    revision_is, revision_params = one_of(revision_ids)
     sql = (f"SELECT revision_id, id FROM {connection.ops.quote_name(Ref._meta.db_table)} "  # noqa: S608
-           f"WHERE tenant_id = %s AND principal = %s AND revision_id IN ({marks})")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [principal.tenant.pk, principal.principal_id, *revision_ids])
+           f"WHERE tenant_id = %s AND principal = %s AND {revision_is('revision_id')}")
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [principal.tenant.pk, principal.principal_id, *revision_params])
         return dict(cursor.fetchall())
 
 

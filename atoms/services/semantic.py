@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
 
 from atoms.core.canonical import sha256_hex
 from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
@@ -25,6 +24,7 @@ from atoms.services.hits import Hits
 from atoms.services.indexing import valid_vectors
 from atoms.services.rows import build_revisions, revision_columns, visible_sql
 from atoms.text_signals import signal_texts
+from memoryhub.prepared import one_of, prepared_cursor
 from tenants.models import Tenant
 
 logger = logging.getLogger("atoms.semantic")
@@ -95,16 +95,16 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
         return out
     if not entry_ids:
         return {}
-    marks = ", ".join(["%s"] * len(entry_ids))
-    policies = ", ".join(["%s"] * len(read_policies))
+    entry_is, entry_params = one_of(entry_ids)
+    policy_is, policy_params = one_of(read_policies)
     visible = visible_sql(require_approval)
     sql = (f"SELECT e.id, e.text_hash, e.count, e.dimensions, e.vectors, {revision_columns('r')} "  # noqa: S608
            f"FROM {IndexEntry._meta.db_table} e "
            f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
-           f"WHERE e.tenant_id = %s AND e.config = %s AND e.id IN ({marks}) AND e.policy IN ({policies}) "
+           f"WHERE e.tenant_id = %s AND e.config = %s AND {entry_is('e.id')} AND {policy_is('e.policy')} "
            f"AND r.policy = e.policy AND {visible} AND {IndexEntry.INTACT_SQL.format(e='e.')}")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [tenant.pk, config, *entry_ids, *read_policies])
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [tenant.pk, config, *entry_params, *policy_params])
         rows = cursor.fetchall()
     heads = build_revisions(row[5:] for row in rows)
     out = {}

@@ -1,0 +1,105 @@
+"""Statements prepared on the server, for the read path's repeated SQL (docs/operations.md
+"PostgreSQL", docs/atoms.md "Read path costs").
+
+PostgreSQL plans a statement each time it runs it. For the few large statements an atom read
+or search sends (a graph level, a closure, a lexical lookup), planning cost more than
+running: 1.8 ms of a graph level's 5.9 ms at 100k atoms, and parsing its text more again.
+A prepared statement is parsed once per connection, and after five runs the server may keep
+one generic plan for it.
+
+Django binds parameters on the client and never prepares. `prepared_cursor()` hands out a
+Django cursor over psycopg's server-binding cursor on the same connection and transaction:
+psycopg then prepares a statement the second time the connection runs its text (the
+connection's `prepare_threshold`, set in settings from `DB_PREPARED_STATEMENTS`) and keeps
+up to 100 per connection, dropping the least recently used. A statement is only worth
+preparing when its text repeats, so the callers put a list of values in one array parameter
+(`one_of`) instead of a placeholder per value. On SQLite, or with prepared statements off,
+both are the plain forms.
+
+A generic plan is made from the statistics of its time and kept until the server invalidates
+it, which an `ANALYZE` of its tables does (autovacuum's, or a manual one). Where statistics
+lag behind a table that grows fast (autovacuum off, or a bulk load between its rounds), a
+plan made while the tables were small stays cheap-looking and slow: on a fresh database
+filled to 6,400 atoms without an analyze, reads took 97 ms median with plans kept from the
+first atoms, against 55 ms planned each time (docs/benchmarks.md "Prepared statements").
+So a connection's prepared statements live at most PREPARED_SECONDS: the next
+`prepared_cursor()` after that sends `DEALLOCATE ALL` first (psycopg empties its own cache
+when it sees that command) and the statements are prepared and planned anew.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from django.conf import settings
+from django.db import connection
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
+
+# Seconds a connection keeps its prepared statements (module docstring): as long as
+# DB_CONN_MAX_AGE's default keeps a request's connection, so web requests rarely reach it;
+# long-lived connections (workers, commands) renew their plans at this pace.
+PREPARED_SECONDS = 60.0
+
+# When each open driver connection prepared its first statement (or last emptied its cache);
+# weak keys: a closed connection's entry goes with it.
+_since: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
+def preparing() -> bool:
+    """Whether statements run through `prepared_cursor` are prepared on the server."""
+    return connection.vendor == "postgresql" and bool(settings.DB_PREPARED_STATEMENTS)
+
+
+def prepared_cursor() -> CursorWrapper:
+    """A cursor whose statements the server prepares (module docstring), or Django's own
+    cursor where nothing is prepared. Like `connection.cursor()`: use it as a context manager."""
+    if not preparing():
+        return connection.cursor()
+    import psycopg  # only PostgreSQL gets here
+
+    # What connection.cursor() does before it wraps its cursor: a health check, a
+    # connection, the thread check. The wrapper is Django's, so execute_wrapper hooks, the
+    # query log and the error translation work as for any cursor.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    _renew_if_old(connection.connection)
+    # The stubs type the argument as Django's wrapper; the methods wrap a driver cursor.
+    raw = cast(Any, psycopg.Cursor(connection.connection))
+    return _DebugCursor(raw, connection) if connection.queries_logged else connection.make_cursor(raw)
+
+
+def _renew_if_old(driver: Any) -> None:
+    """Drop the connection's prepared statements once they are PREPARED_SECONDS old."""
+    now = time.monotonic()
+    since = _since.setdefault(driver, now)
+    if now - since > PREPARED_SECONDS:
+        # Through Django's cursor, so the statement is logged and errors are Django's. psycopg
+        # sees the command's status and forgets the names it had prepared.
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+        _since[driver] = now
+
+
+class _DebugCursor(CursorDebugWrapper):
+    """Django's query log (DEBUG, tests that count statements) with each statement's text as
+    written, placeholders unfilled: after a prepared statement runs, the driver's cursor keeps
+    no query text for Django to log."""
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
+
+
+def one_of(values: Sequence[Any]) -> tuple[Callable[[str], str], list[Any]]:
+    """A test "column is one of `values`" and its parameters: one array parameter on
+    PostgreSQL, so that the statement's text does not change with the number of values
+    (`= ANY(%s)`: the planner expects a short array and looks the rows up by index), a
+    placeholder per value on SQLite, which has no arrays."""
+    if connection.vendor == "postgresql":
+        return (lambda column: f"{column} = ANY(%s)"), [list(values)]
+    marks = ", ".join(["%s"] * len(values))
+    return (lambda column: f"{column} IN ({marks})"), list(values)
