@@ -43,6 +43,7 @@ from atoms.core.canonical import canonical, canonical_record, digest, sha256_hex
 from atoms.core.ids import new_receipt_id
 from atoms.models import AtomStore, Receipt, Revision
 from atoms.principal import Binding
+from memoryhub.prepared import prepared_cursor
 
 CONTRACT_VERSION = 2
 FORMAT_VERSION = 2
@@ -171,7 +172,9 @@ def _insert(receipt: Receipt) -> None:
     field, as the ORM does (JSON text on SQLite, jsonb on PostgreSQL). No signal listens to
     receipts being saved."""
     manifest = Receipt._meta.get_field("manifest").get_db_prep_save(receipt.manifest, connection)
-    with connection.cursor() as cursor:
+    # Prepared on PostgreSQL (memoryhub/prepared.py): the manifest, tens of KB of JSON, then
+    # travels as a parameter instead of a literal the server parses out of the statement.
+    with prepared_cursor() as cursor:
         cursor.execute(INSERT_RECEIPT, [receipt.id, receipt.tenant_id, receipt.principal, receipt.key_id, receipt.kind,
                                         receipt.state_seq, receipt.signal_digest, manifest, receipt.created_at])
     receipt._state.adding = False
