@@ -17,35 +17,25 @@ preparing when its text repeats, so the callers put a list of values in one arra
 both are the plain forms.
 
 A generic plan is made from the statistics of its time and kept until the server invalidates
-it, which an `ANALYZE` of its tables does (autovacuum's, or a manual one). Where statistics
-lag behind a table that grows fast (autovacuum off, or a bulk load between its rounds), a
-plan made while the tables were small stays cheap-looking and slow: on a fresh database
-filled to 6,400 atoms without an analyze, reads took 97 ms median with plans kept from the
-first atoms, against 55 ms planned each time (docs/benchmarks.md "Prepared statements").
-So a connection's prepared statements live at most PREPARED_SECONDS: the next
-`prepared_cursor()` after that sends `DEALLOCATE ALL` first (psycopg empties its own cache
-when it sees that command) and the statements are prepared and planned anew.
+it, which an `ANALYZE` of its tables does (autovacuum's, or a manual one), or until its
+connection closes. Web requests and MCP tool calls close a connection older than
+`DB_CONN_MAX_AGE` (60 s by default) when they end, and Celery closes it around every task,
+so there a plan lives about a minute at most. Where statistics lag
+behind a table that grows fast (autovacuum off, or a bulk load between its rounds), a plan
+made while the tables were small stays cheap-looking and slow: on a fresh database filled to
+6,400 atoms on one connection without an analyze, reads took 97 ms median with plans kept
+from the first atoms, against 55 ms planned each time (docs/benchmarks.md "Prepared
+statements on PostgreSQL"); hence docs/operations.md "PostgreSQL" on autovacuum.
 """
 
 from __future__ import annotations
 
-import time
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
-
-# Seconds a connection keeps its prepared statements (module docstring): as long as
-# DB_CONN_MAX_AGE's default keeps a request's connection, so web requests rarely reach it;
-# long-lived connections (workers, commands) renew their plans at this pace.
-PREPARED_SECONDS = 60.0
-
-# When each open driver connection prepared its first statement (or last emptied its cache);
-# weak keys: a closed connection's entry goes with it.
-_since: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
 def preparing() -> bool:
@@ -59,29 +49,23 @@ def prepared_cursor() -> CursorWrapper:
     if not preparing():
         return connection.cursor()
     import psycopg  # only PostgreSQL gets here
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+    from psycopg.pq import Format
 
-    # What connection.cursor() does before it wraps its cursor: a health check, a
-    # connection, the thread check. The wrapper is Django's, so execute_wrapper hooks, the
-    # query log and the error translation work as for any cursor.
+    # What connection.cursor() does around the driver's cursor: a health check, a
+    # connection, the thread check, and (as the backend's create_cursor) the time zone of
+    # timestamps when it differs from the connection's. The wrapper is Django's, so
+    # execute_wrapper hooks, the query log and the error translation work as for any cursor.
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
-    _renew_if_old(connection.connection)
+    driver = connection.connection
     # The stubs type the argument as Django's wrapper; the methods wrap a driver cursor.
-    raw = cast(Any, psycopg.Cursor(connection.connection))
+    raw = cast(Any, psycopg.Cursor(driver))
+    loader = driver.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, Format.TEXT)
+    if connection.timezone != getattr(loader, "timezone", None):
+        register_tzloader(connection.timezone, raw)
     return _DebugCursor(raw, connection) if connection.queries_logged else connection.make_cursor(raw)
-
-
-def _renew_if_old(driver: Any) -> None:
-    """Drop the connection's prepared statements once they are PREPARED_SECONDS old."""
-    now = time.monotonic()
-    since = _since.setdefault(driver, now)
-    if now - since > PREPARED_SECONDS:
-        # Through Django's cursor, so the statement is logged and errors are Django's. psycopg
-        # sees the command's status and forgets the names it had prepared.
-        with connection.cursor() as cursor:
-            cursor.execute("DEALLOCATE ALL")
-        _since[driver] = now
 
 
 class _DebugCursor(CursorDebugWrapper):

@@ -105,6 +105,11 @@ def _weights(terms: Sequence[str], weights: Sequence[float]) -> tuple[str, list[
     if connection.vendor == "postgresql":
         return ("(CAST(%s AS DOUBLE PRECISION[]))[array_position(CAST(%s AS TEXT[]), CAST(p.term AS TEXT))]",
                 [list(weights), list(terms)])
+    return case_weights(terms, weights)
+
+
+def case_weights(terms: Sequence[str], weights: Sequence[float]) -> tuple[str, list[Any]]:
+    """`_weights` as a CASE over the terms, on either database (SQLite's form)."""
     params: list[Any] = []
     for term, weight in zip(terms, weights, strict=True):
         params += [term, weight]

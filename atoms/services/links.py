@@ -146,7 +146,7 @@ def _selected(subquery: str) -> Callable[[str], str]:
 
 
 def _slot_table(name: str, tenant_id: int, among: Callable[[str], str], member_params: list[Any]) -> tuple[str, list[Any]]:
-    """A WITH table `name`: the slots of the revisions `among` admits (`_listed` or
+    """A WITH table `name`: the slots of the revisions `among` admits (`one_of` or
     `_selected`), each with its target atom's head id (NULL for an atom of no row, of another
     tenant or without a head). The branches that need a level's slots read them from it, so
     the slot table is searched once per level, not once per branch."""

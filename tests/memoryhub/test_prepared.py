@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memoryhub import prepared
 from memoryhub.prepared import one_of, prepared_cursor, preparing
 
-ROOT = Path(__file__).resolve().parents[2]
 SQL_MARK = "memoryhub prepared test"  # a comment that names this test's statements on the server
 
 
@@ -74,46 +67,3 @@ def test_the_query_log_keeps_each_statements_text() -> None:
     assert len(captured.captured_queries) == 3
     assert all("generate_series" in q["sql"] or "VALUES" in q["sql"] for q in captured.captured_queries)
 
-
-def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DB_PREPARED_STATEMENTS"}}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
-                          capture_output=True, text=True, timeout=120, check=False)
-
-
-def _threshold(**env: str) -> str:
-    code = ("from django.conf import settings; "
-            "print(settings.DATABASES['default']['OPTIONS'].get('prepare_threshold', 'absent'))")
-    result = _manage("shell", "-c", code, **env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-1]
-
-
-def test_postgresql_connections_prepare_on_the_second_run_unless_turned_off() -> None:
-    url = "postgres://nobody@127.0.0.1:1/none"  # settings only: no connection is made
-    assert _threshold(DATABASE_URL=url) == "1"
-    assert _threshold(DATABASE_URL=url, DB_PREPARED_STATEMENTS="off") == "None"
-    assert _threshold(DATABASE_URL="sqlite://:memory:") == "absent"
-
-
-def test_a_bad_prepared_statements_value_is_refused() -> None:
-    result = _manage("check", DATABASE_URL="postgres://nobody@127.0.0.1:1/none", DB_PREPARED_STATEMENTS="sometimes")
-    assert result.returncode != 0
-    assert "DB_PREPARED_STATEMENTS must be a boolean" in result.stderr
-
-
-@pytest.mark.django_db
-def test_a_connections_prepared_statements_are_renewed_once_they_are_old(monkeypatch: pytest.MonkeyPatch) -> None:
-    _postgresql_only()
-    for _ in range(3):
-        _run_listed([1, 2])
-    assert len(_server_statements()) == 1
-    monkeypatch.setattr(prepared, "PREPARED_SECONDS", -1.0)  # every statement is old from now on
-    with CaptureQueriesContext(connection) as captured:
-        assert _run_listed([1, 2]) == [1, 2]
-    assert captured.captured_queries[0]["sql"] == "DEALLOCATE ALL"
-    assert _server_statements() == []  # run once since: not prepared again yet
-    monkeypatch.setattr(prepared, "PREPARED_SECONDS", 60.0)
-    for _ in range(2):
-        assert _run_listed([1, 2]) == [1, 2]
-    assert len(_server_statements()) == 1  # prepared anew, once

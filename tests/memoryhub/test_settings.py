@@ -74,6 +74,26 @@ def test_postgresql_connections_plan_with_a_cached_working_set():
         assert float(cursor.fetchone()[0]) == float(configured)
 
 
+def test_postgresql_connections_prepare_on_the_second_run_unless_turned_off():
+    # Only the read path's server-binding cursors prepare (memoryhub/prepared.py); settings
+    # are read before any connection, so no server is needed.
+    code = ("from django.conf import settings; "
+            "print(settings.DATABASES['default']['OPTIONS'].get('prepare_threshold', 'absent'))")
+
+    def threshold(**env: str) -> str:
+        result = _run("shell", "-c", code, **env)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip().splitlines()[-1]
+
+    url = "postgres://nobody@127.0.0.1:1/none"
+    assert threshold(DATABASE_URL=url) == "1"
+    assert threshold(DATABASE_URL=url, DB_PREPARED_STATEMENTS="off") == "None"
+    assert threshold(DATABASE_URL="sqlite://:memory:") == "absent"
+    result = _run("check", DATABASE_URL=url, DB_PREPARED_STATEMENTS="sometimes")
+    assert result.returncode != 0
+    assert "DB_PREPARED_STATEMENTS must be a boolean" in result.stderr
+
+
 def _options(**env: str) -> str:
     code = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'].get('options', ''))"
     result = _run("shell", "-c", code, **env)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from atoms.core.bm25 import query_terms
 from atoms.models import Revision
@@ -49,3 +50,34 @@ def test_the_merged_lookup_returns_what_one_lookup_per_text_returns(
         assert len(needle.pairs) == min(k, 5) and needle.full == (k <= 5) and again == needle
         assert only_common.approximate and only_common.pairs and skipped.skipped and absent.pairs == []
     assert Revision.objects.filter(body="needle common").count() == 2
+
+
+def test_on_postgresql_the_array_weights_score_as_the_case_form_does(
+    I: AtomsClient, acme: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL takes each term's BM25 weight from an array by the term's position, so that
+    the statement's text does not change with the number of terms (memoryhub/prepared.py);
+    SQLite uses a CASE. Both forms give every hit the same score."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (set DATABASE_URL to a postgres:// URL): SQLite has only the CASE form")
+    I.ok_write(create("a", "needle kettle kettle"), create("b", "kettle needle needle w1"),
+               create("c", "pin needle kettle w1 w2"), create("d", "pin pin"), create("e", "kettle"))
+    texts = ["needle kettle pin", "pin kettle", "kettle"]
+    stats = provider.load_statistics(acme.pk, ["default"], [t for text in texts for t in query_terms(text)])
+
+    def scored() -> list[list[tuple[str, float]]]:
+        out = []
+        for text in texts:
+            lookup = provider._lookup(tenant_id=acme.pk, text=text, stats=stats, read_policies=["default"],
+                                      require_approval=False, k=10)
+            assert isinstance(lookup, provider._Lookup)
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT x.id, x.o FROM ({lookup.sql}) x ORDER BY x.o DESC, x.id", lookup.params)
+                out.append([(revision_id, round(score, 12)) for revision_id, score in cursor.fetchall()])
+        return out
+
+    arrays = scored()
+    monkeypatch.setattr(provider, "_weights", provider.case_weights)
+    assert scored() == arrays
+    assert [len(hits) for hits in arrays] == [5, 5, 4]
+    assert len({score for _, score in arrays[0]}) > 2  # the weights differ by term: the test can tell them apart
