@@ -13,8 +13,9 @@ psycopg then prepares a statement the second time the connection runs its text (
 connection's `prepare_threshold`, set in settings from `DB_PREPARED_STATEMENTS`) and keeps
 up to 100 per connection, dropping the least recently used. A statement is only worth
 preparing when its text repeats, so the callers put a list of values in one array parameter
-(`one_of`) instead of a placeholder per value. On SQLite, or with prepared statements off,
-both are the plain forms.
+(`one_of`) instead of a placeholder per value. On SQLite both are the plain forms (Django's
+cursor, a placeholder per value). With prepared statements off, PostgreSQL gets Django's
+cursor, which binds the same array parameters on the client.
 
 A generic plan is made from the statistics of its time and kept until the server invalidates
 it, which an `ANALYZE` of its tables does (autovacuum's, or a manual one), or until its

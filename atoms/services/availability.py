@@ -132,8 +132,9 @@ def use_snapshot(tenant: Tenant, subject: str, policies: Iterable[str], revision
 def _use_rows(tenant: Tenant, subject: str, policies: list[str], model_id: str, wanted: list[str]
               ) -> tuple[int | None, int, dict[str, Any]]:
     """(largest updated_at or None, rows of another model id, {revision id: state} of `wanted`)
-    in one statement. One IN list: the graph holds at most maxNodes (≤ 10,000) revisions,
-    within the host-parameter limit of SQLite ≥ 3.32 (32,766) and of PostgreSQL. The
+    in one statement. One list of ids (an array parameter on PostgreSQL, `one_of`): the graph
+    holds at most maxNodes (≤ 10,000) revisions, within SQLite's host-parameter limit
+    (32,766 since 3.32). The
     aggregate branch comes first and types the columns the rows branch leaves NULL."""
     table = connection.ops.quote_name(UseState._meta.db_table)
     policy_is, policy_params = one_of(policies)
