@@ -37,6 +37,7 @@ from atoms.models import (
     VectorTombstone,
 )
 from atoms.services.feed import checkpoint_advanced, lock_feed
+from memoryhub.prepared import one_of, prepared_cursor
 from tenants.models import ApiKey, Tenant
 
 DEFAULT_LIMIT = 32
@@ -84,13 +85,13 @@ def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(_ENTRY_COLUMNS[name]) for name in ("atom_id", "policy", "text_hash", *fields))
     table = quote(IndexEntry._meta.db_table)
-    with connection.cursor() as cursor:
+    # The scoring path reads vectors: in PostgreSQL's binary format (memoryhub/prepared.py).
+    with prepared_cursor(binary="vectors" in fields) as cursor:
         for start in range(0, len(heads), 500):
-            ids = [h.atom_id for h in heads[start:start + 500]]
-            marks = ", ".join(["%s"] * len(ids))
+            atom_is, atom_params = one_of([h.atom_id for h in heads[start:start + 500]])
             cursor.execute(f"SELECT {columns} FROM {table} "  # noqa: S608 - names from the model, values bound
-                           f"WHERE tenant_id = %s AND config = %s AND atom_id IN ({marks}) "
-                           f"AND {IndexEntry.INTACT_SQL.format(e='')}", [tenant.pk, config, *ids])
+                           f"WHERE tenant_id = %s AND config = %s AND {atom_is('atom_id')} "
+                           f"AND {IndexEntry.INTACT_SQL.format(e='')}", [tenant.pk, config, *atom_params])
             for atom_id, policy, text_hash, *rest in cursor.fetchall():
                 head = by_atom[atom_id]
                 if policy == head.policy and text_hash == sha256_hex(head.body):

@@ -103,7 +103,7 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
            f"JOIN {Atom._meta.db_table} a ON a.id = e.atom_id JOIN {Revision._meta.db_table} r ON r.id = a.head_id "
            f"WHERE e.tenant_id = %s AND e.config = %s AND {entry_is('e.id')} AND {policy_is('e.policy')} "
            f"AND r.policy = e.policy AND {visible} AND {IndexEntry.INTACT_SQL.format(e='e.')}")
-    with prepared_cursor() as cursor:
+    with prepared_cursor(binary=True) as cursor:  # 1.5 KB of vectors a row
         cursor.execute(sql, [tenant.pk, config, *entry_params, *policy_params])
         rows = cursor.fetchall()
     heads = build_revisions(row[5:] for row in rows)
@@ -174,7 +174,8 @@ def cosines(tenant: Tenant, semantic: Semantic, revisions: Sequence[Revision]) -
 
         def cosine(text: str) -> float | None:
             vector = semantic.vectors.get(text)
-            return None if vector is None else float(np.max(matrix @ vector))
+            # The array's own max: np.max adds a Python wrapper per call, hundreds a read.
+            return None if vector is None else float((matrix @ vector).max())
 
         return cosine
 
