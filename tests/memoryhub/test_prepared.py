@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -74,7 +76,7 @@ def test_binary_rows_hold_the_values_of_text_rows() -> None:
     _postgresql_only()
     sql = (f"SELECT CAST(%s AS jsonb), CAST(%s AS bytea), %s, CAST(%s AS bigint), CAST(%s AS text), "
            f"CAST(NULL AS jsonb), CAST(%s AS integer) /* {SQL_MARK} */")
-    params = ['{"b": [1, 2.5, "é"], "a": null}', b"\x00\x01\xff" * 600, True, 2**40, "tëxt", 7]
+    params: list[Any] = ['{"b": [1, 2.5, "é"], "a": null}', b"\x00\x01\xff" * 600, True, 2**40, "tëxt", 7]
     with prepared_cursor(binary=True) as cursor:
         cursor.execute(sql, params)
         binary = cursor.fetchone()
