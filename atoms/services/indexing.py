@@ -85,8 +85,12 @@ def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(_ENTRY_COLUMNS[name]) for name in ("atom_id", "policy", "text_hash", *fields))
     table = quote(IndexEntry._meta.db_table)
-    # The scoring path reads vectors: in PostgreSQL's binary format (memoryhub/prepared.py).
-    with prepared_cursor(binary="vectors" in fields) as cursor:
+    # The scoring path (reading vectors) prepares its statement and takes PostgreSQL's binary
+    # rows (memoryhub/prepared.py). The indexing path does not prepare: it runs while a drain
+    # grows the entry table, where a plan kept from a small table could turn slow
+    # (docs/operations.md "PostgreSQL").
+    scoring = "vectors" in fields
+    with prepared_cursor(binary=True) if scoring else connection.cursor() as cursor:
         for start in range(0, len(heads), 500):
             atom_is, atom_params = one_of([h.atom_id for h in heads[start:start + 500]])
             cursor.execute(f"SELECT {columns} FROM {table} "  # noqa: S608 - names from the model, values bound

@@ -1,0 +1,57 @@
+"""On PostgreSQL the hybrid read path's vector statements are prepared and read in the binary
+row format, with the answers of the same statements bound on the client in the text format
+(memoryhub/prepared.py, docs/atoms.md "Read path costs")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from atoms.models import AtomStore, IndexEntry
+from tests.atoms.api.helpers import AtomsClient, create
+from tests.atoms.index.helpers import drain
+
+
+def _prepared() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _ranked(answer: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(item["text"], item.get("score")) for item in answer["items"]]
+
+
+def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_answers(
+        acme: Any, I: AtomsClient, X: AtomsClient, settings: Any) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (set DATABASE_URL to a postgres:// URL): SQLite prepares nothing on a server")
+    # One semantic candidate per text: the other matching atoms come from the lexical channel
+    # alone, so scoring also looks their entries up by atom.
+    store = AtomStore.get_or_create_for(acme)
+    store.config = {"retrieval": {"semanticCandidates": 1}}
+    store.save()
+    I.ok_write(*[create(f"c{i}", f"coffee beans batch {i} roasted {'dark' if i % 2 else 'light'}")
+                 for i in range(6)])
+    drain(X)
+    assert IndexEntry.objects.count() == 6
+    calls = [("search", {"query": "coffee roasted dark"}),
+             ("read", {"state": {"query": "coffee beans light"}, "options": {"tokens": 512}})]
+
+    settings.DB_PREPARED_STATEMENTS = False
+    before = _prepared()
+    plain = [X.post(op, body).json() for op, body in calls]
+    assert _prepared() == before
+    assert all(answer["diagnostics"]["index"] == "ready" for answer in plain)  # every candidate had its vectors
+
+    settings.DB_PREPARED_STATEMENTS = True
+    for _ in range(3):  # prepared on the second run; the third runs the prepared statements
+        prepared = [X.post(op, body).json() for op, body in calls]
+        assert [_ranked(a) for a in prepared] == [_ranked(a) for a in plain]
+    assert len(plain[0]["items"]) == 6 and plain[1]["items"]
+    statements = _prepared() - before
+    entry_statements = [s for s in statements if "atoms_indexentry" in s]
+    assert any("JOIN" in s for s in entry_statements)  # the semantic channel's eligibility
+    assert any("JOIN" not in s and "atom_id" in s for s in entry_statements)  # the lexical-only candidates' vectors
