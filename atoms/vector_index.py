@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.conf import settings
@@ -36,10 +36,12 @@ from django.db.models import Max
 
 from atoms.core.embedding import MAX_CHUNKS
 from atoms.models import IndexEntry, VectorIndexSnapshot, VectorTombstone
+from memoryhub.prepared import prepared_cursor
 
 logger = logging.getLogger("atoms.vector_index")
 
 DELTA_MAX = 20_000  # newest unindexed entries scanned exactly; a refresh keeps this small
+DELTA_PAGE = 1_000  # of them per statement
 BUILD_BATCH = 2_000
 EXPANSION_SEARCH = 128  # HNSW beam width at query time: recall over speed, still < 5 ms
 
@@ -142,7 +144,17 @@ _opened: dict[tuple[int, str], tuple[int, object]] = {}
 _opened_lock = threading.Lock()
 
 
-def _open(snapshot: VectorIndexSnapshot) -> Any:
+class _Snapshot(NamedTuple):
+    """The columns of a VectorIndexSnapshot row that a search needs."""
+
+    tenant_id: int
+    config: str
+    version: int
+    path: str
+    built_through: int
+
+
+def _open(snapshot: _Snapshot) -> Any:
     from usearch.index import Index
 
     key = (snapshot.tenant_id, snapshot.config)
@@ -193,7 +205,7 @@ def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tu
 
     built = 0
     reachable = 0
-    snapshot = VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
+    snapshot = _snapshot(tenant_id, config)
     index = _open(snapshot) if snapshot is not None and Path(snapshot.path).exists() else None
     if index is not None and snapshot is not None:
         built = snapshot.built_through
@@ -205,12 +217,44 @@ def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tu
         for row in range(len(counts)):
             for key, distance in zip(keys[row][:counts[row]], distances[row][:counts[row]], strict=True):
                 keep(row, int(key) // MAX_CHUNKS, 1.0 - float(distance))
-    delta = (IndexEntry.objects.intact().filter(tenant_id=tenant_id, config=config, id__gt=built, count__gt=0)
-             .order_by("-id")[:DELTA_MAX])
-    for entry in delta.iterator(chunk_size=1000):
-        reachable += entry.count
-        scores = _matrix(entry) @ queries.T  # (chunks, queries)
+    for entry_id, count, dimensions, vectors in _newer_entries(tenant_id, config, built):
+        reachable += count
+        scores = IndexEntry.unpack(vectors, count, dimensions) @ queries.T  # (chunks, queries)
         for row, best in enumerate(scores.max(axis=0)):
-            keep(row, entry.id, float(best))
+            keep(row, entry_id, float(best))
     trimmed = [dict(sorted(hits.items(), key=lambda item: (-item[1], item[0]))[:k]) for hits in out]
     return trimmed, index is not None, reachable
+
+
+def _snapshot(tenant_id: int, config: str) -> _Snapshot | None:
+    """The file's snapshot row, in plain SQL through a prepared statement: every hybrid read
+    and search asks (docs/atoms.md "Read path costs")."""
+    table = VectorIndexSnapshot._meta.db_table
+    with prepared_cursor() as cursor:
+        cursor.execute(f"SELECT version, path, built_through FROM {table} "  # noqa: S608 - the model's table
+                       f"WHERE tenant_id = %s AND config = %s", [tenant_id, config])
+        row = cursor.fetchone()
+    return None if row is None else _Snapshot(tenant_id, config, *row)
+
+
+def _newer_entries(tenant_id: int, config: str, built: int) -> Iterator[tuple[int, int, int, bytes]]:
+    """(id, count, dimensions, vectors) of the newest intact entries with vectors and an id
+    above `built`, newest first, at most DELTA_MAX: pages of DELTA_PAGE through one prepared
+    statement (PostgreSQL's binary rows), so that the usual case, a file that is up to date,
+    costs one short statement and a lagging one holds one page in memory at a time."""
+    table = IndexEntry._meta.db_table
+    sql = (f"SELECT id, count, dimensions, vectors FROM {table} "  # noqa: S608 - the model's table
+           f"WHERE tenant_id = %s AND config = %s AND id > %s AND id < %s AND count > 0 "
+           f"AND {IndexEntry.INTACT_SQL.format(e='')} ORDER BY id DESC LIMIT %s")
+    below = 2**63 - 1
+    left = DELTA_MAX
+    while left > 0:
+        size = min(DELTA_PAGE, left)
+        with prepared_cursor(binary=True) as cursor:
+            cursor.execute(sql, [tenant_id, config, built, below, size])
+            page = cursor.fetchall()
+        yield from page
+        if len(page) < size:
+            return
+        left -= len(page)
+        below = page[-1][0]

@@ -33,11 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
+
+if TYPE_CHECKING:
+    from psycopg.adapt import Loader
 
 
 def preparing() -> bool:
@@ -52,9 +55,11 @@ def prepared_cursor(*, binary: bool = False) -> CursorWrapper:
     `binary`: PostgreSQL sends the rows in its binary format, where a bytea value travels as
     its bytes rather than as hex text twice its size, which the driver must then decode:
     200 stored vectors of 384 floats came in 2.4 ms instead of 4.5 (docs/atoms.md "Read path
-    costs"). The values are those of the text format, JSON as its text included (Django
-    parses it, `_JsonbText`). Timestamps are not read this way (the time zone loader Django
-    sets is a text one), so use it for statements without timestamp columns."""
+    costs"). Use it only for statements whose columns are text or varchar, integers,
+    booleans, bytea or jsonb: for those the values are the text format's, JSON as its text
+    included (Django parses it, `_JsonbText`). Timestamps (Django's time zone loader is a
+    text one), inet and types without a binary loader would come back otherwise. Where
+    nothing is prepared, the rows come in the text format."""
     if not preparing():
         return connection.cursor()
     import psycopg  # only PostgreSQL gets here
@@ -81,7 +86,7 @@ def prepared_cursor(*, binary: bool = False) -> CursorWrapper:
 
 
 @cache
-def _jsonb_text_loader() -> type:
+def _jsonb_text_loader() -> type[Loader]:
     """A loader of binary jsonb values that gives their JSON text, as Django's text loader
     does for the text format (psycopg's own binary loader would parse it, and Django's
     JSONField parses what it gets again)."""

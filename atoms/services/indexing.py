@@ -90,7 +90,7 @@ def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields:
     # grows the entry table, where a plan kept from a small table could turn slow
     # (docs/operations.md "PostgreSQL").
     scoring = "vectors" in fields
-    with prepared_cursor(binary=True) if scoring else connection.cursor() as cursor:
+    with (prepared_cursor(binary=True) if scoring else connection.cursor()) as cursor:
         for start in range(0, len(heads), 500):
             atom_is, atom_params = one_of([h.atom_id for h in heads[start:start + 500]])
             cursor.execute(f"SELECT {columns} FROM {table} "  # noqa: S608 - names from the model, values bound

@@ -70,16 +70,17 @@ def test_the_query_log_keeps_each_statements_text() -> None:
     assert all("generate_series" in q["sql"] or "VALUES" in q["sql"] for q in captured.captured_queries)
 
 
-
 @pytest.mark.django_db
 def test_binary_rows_hold_the_values_of_text_rows() -> None:
     _postgresql_only()
+    assert preparing()
     sql = (f"SELECT CAST(%s AS jsonb), CAST(%s AS bytea), %s, CAST(%s AS bigint), CAST(%s AS text), "
            f"CAST(NULL AS jsonb), CAST(%s AS integer) /* {SQL_MARK} */")
     params: list[Any] = ['{"b": [1, 2.5, "é"], "a": null}', b"\x00\x01\xff" * 600, True, 2**40, "tëxt", 7]
     with prepared_cursor(binary=True) as cursor:
         cursor.execute(sql, params)
         binary = cursor.fetchone()
+        assert cursor.cursor.pgresult.fformat(1) == 1  # the rows came in the binary format
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         text = cursor.fetchone()

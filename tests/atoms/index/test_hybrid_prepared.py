@@ -55,3 +55,8 @@ def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_an
     entry_statements = [s for s in statements if "atoms_indexentry" in s]
     assert any("JOIN" in s for s in entry_statements)  # the semantic channel's eligibility
     assert any("JOIN" not in s and "atom_id" in s for s in entry_statements)  # the lexical-only candidates' vectors
+    # The indexing path's look-up of entries (no vectors) is not prepared: drains grow the table.
+    I.ok_write(create("late", "coffee beans late batch"))
+    drain(X)
+    drain(X)
+    assert not [s for s in _prepared() if "atoms_indexentry" in s and "atom_id = ANY" in s and "\"vectors\"" not in s]

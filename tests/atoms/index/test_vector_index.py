@@ -65,6 +65,28 @@ def test_new_entries_are_found_before_the_next_refresh(I, X):
     assert second.id in hits
 
 
+def test_entries_newer_than_the_file_are_scanned_page_by_page_up_to_the_limit(I, X, monkeypatch):
+    """Entries above the file's last one are scored exactly, newest first, in pages of
+    DELTA_PAGE, and no more than DELTA_MAX of them."""
+    from atoms import vector_index
+
+    I.ok_write(create("a", "alpha"))
+    drain(X)
+    first = IndexEntry.objects.get()
+    refresh(first.tenant_id, first.config)
+    I.ok_write(*[create(f"n{i}", f"note{i} beyond the file") for i in range(5)])
+    drain(X)
+    newer = list(IndexEntry.objects.exclude(id=first.id).order_by("-id").values_list("id", flat=True))
+    assert len(newer) == 5
+    monkeypatch.setattr(vector_index, "DELTA_PAGE", 2)
+    every = vector_index.nearest_each(first.tenant_id, first.config, query("note3 beyond"), 10)
+    assert set(every[0][0]) == {first.id, *newer}
+    assert every[2] == 6  # the file's vector and the five scanned
+    monkeypatch.setattr(vector_index, "DELTA_MAX", 3)
+    limited = vector_index.nearest_each(first.tenant_id, first.config, query("note3 beyond"), 10)
+    assert set(limited[0][0]) == {first.id, *newer[:3]}  # the three newest
+
+
 def test_a_purge_rebuilds_the_file_without_the_erased_vectors(I, X, Z, django_capture_on_commit_callbacks, eager):
     outcome = I.ok_write(create("a", "erase me"), create("b", "keep me"))
     drain(X)
