@@ -31,3 +31,17 @@ class AtomsClient:
     def ref(self, *changes: dict[str, Any]) -> str:
         outcome = self.ok_write(*changes)
         return outcome["changes"][changes[0]["id"]]["ref"]
+
+
+def prepared_statements() -> set[str]:
+    """The texts of the statements prepared on this PostgreSQL connection."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def ranked(answer: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(text, score) of an answer's items, in order."""
+    return [(item["text"], item.get("score")) for item in answer["items"]]

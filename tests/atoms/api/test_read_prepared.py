@@ -13,17 +13,7 @@ from atoms.api.read import answer_read
 from atoms.api.search import answer_search
 from atoms.principal import Principal
 from tests.atoms.api import query_corpus
-from tests.atoms.api.helpers import AtomsClient
-
-
-def _prepared() -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [row[0] for row in cursor.fetchall()]
-
-
-def _ranked(answer: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [(item["text"], item.get("score")) for item in answer["items"]]
+from tests.atoms.api.helpers import AtomsClient, prepared_statements, ranked
 
 
 def test_a_repeated_read_and_search_run_prepared_statements_with_the_same_answers(
@@ -36,16 +26,16 @@ def test_a_repeated_read_and_search_run_prepared_statements_with_the_same_answer
     read_body = {"state": {"query": f"needle root {word}", "context": f"shared middle {word}"}}
     search_body = {"query": f"needle root {word}"}
 
-    before = set(_prepared())  # building the corpus issued refs
+    before = prepared_statements()  # building the corpus issued refs
     settings.DB_PREPARED_STATEMENTS = False
-    plain = [_ranked(answer_read(caller, read_body)), _ranked(answer_search(caller, search_body))]
-    assert set(_prepared()) == before
+    plain = [ranked(answer_read(caller, read_body)), ranked(answer_search(caller, search_body))]
+    assert prepared_statements() == before
 
     settings.DB_PREPARED_STATEMENTS = True
     for _ in range(3):  # prepared on the second run; the third runs the prepared statements
-        prepared = [_ranked(answer_read(caller, read_body)), _ranked(answer_search(caller, search_body))]
+        prepared = [ranked(answer_read(caller, read_body)), ranked(answer_search(caller, search_body))]
         assert prepared == plain
-    statements = set(_prepared()) - before
+    statements = prepared_statements() - before
     assert any('"atoms_slot"' in s for s in statements)  # a graph level
     assert any("atoms_lexicalposting" in s for s in statements)  # the lexical lookup
     assert any("atoms_lexicalterm" in s for s in statements)  # the statistics

@@ -10,18 +10,8 @@ import pytest
 from django.db import connection
 
 from atoms.models import AtomStore, IndexEntry
-from tests.atoms.api.helpers import AtomsClient, create
+from tests.atoms.api.helpers import AtomsClient, create, prepared_statements, ranked
 from tests.atoms.index.helpers import drain
-
-
-def _prepared() -> set[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return {row[0] for row in cursor.fetchall()}
-
-
-def _ranked(answer: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [(item["text"], item.get("score")) for item in answer["items"]]
 
 
 def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_answers(
@@ -41,17 +31,17 @@ def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_an
              ("read", {"state": {"query": "coffee beans light"}, "options": {"tokens": 512}})]
 
     settings.DB_PREPARED_STATEMENTS = False
-    before = _prepared()
+    before = prepared_statements()
     plain = [X.post(op, body).json() for op, body in calls]
-    assert _prepared() == before
+    assert prepared_statements() == before
     assert all(answer["diagnostics"]["index"] == "ready" for answer in plain)  # every candidate had its vectors
 
     settings.DB_PREPARED_STATEMENTS = True
     for _ in range(3):  # prepared on the second run; the third runs the prepared statements
         prepared = [X.post(op, body).json() for op, body in calls]
-        assert [_ranked(a) for a in prepared] == [_ranked(a) for a in plain]
+        assert [ranked(a) for a in prepared] == [ranked(a) for a in plain]
     assert len(plain[0]["items"]) == 6 and plain[1]["items"]
-    statements = _prepared() - before
+    statements = prepared_statements() - before
     entry_statements = [s for s in statements if "atoms_indexentry" in s]
     assert any("JOIN" in s for s in entry_statements)  # the semantic channel's eligibility
     assert any("JOIN" not in s and "atom_id" in s for s in entry_statements)  # the lexical-only candidates' vectors
@@ -59,4 +49,4 @@ def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_an
     I.ok_write(create("late", "coffee beans late batch"))
     drain(X)
     drain(X)
-    assert not [s for s in _prepared() if "atoms_indexentry" in s and "atom_id = ANY" in s and "\"vectors\"" not in s]
+    assert not [s for s in prepared_statements() if "atoms_indexentry" in s and "atom_id = ANY" in s and "\"vectors\"" not in s]
