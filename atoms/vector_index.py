@@ -246,7 +246,7 @@ def _newer_entries(tenant_id: int, config: str, built: int) -> Iterator[tuple[in
     sql = (f"SELECT id, count, dimensions, vectors FROM {table} "  # noqa: S608 - the model's table
            f"WHERE tenant_id = %s AND config = %s AND id > %s AND id < %s AND count > 0 "
            f"AND {IndexEntry.INTACT_SQL.format(e='')} ORDER BY id DESC LIMIT %s")
-    below = 2**63 - 1
+    below = 2**63 - 1  # above every id (a signed 64-bit column): the first page has no upper bound
     left = DELTA_MAX
     while left > 0:
         size = min(DELTA_PAGE, left)
