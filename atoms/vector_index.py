@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,9 +69,23 @@ def _matrix(entry: IndexEntry) -> np.ndarray:
     return entry.matrix()
 
 
-def _new_index(dimensions: int) -> Any:
+def _index_class() -> Any:
+    """usearch's Index. torch, when installed, is imported before usearch's compiled module:
+    with the two loaded the other way round, TorchScript's C++ number formatting throws
+    std::bad_cast and the unwinder spins for ever, so the MiniLM provider's trace would hang
+    the process (atoms/minilm_runtime.py, docs/atoms.md "Semantic index")."""
+    from importlib.util import find_spec
+
+    if "torch" not in sys.modules and find_spec("torch") is not None:
+        import torch  # noqa: F401 - loaded first, on purpose
+
     from usearch.index import Index
 
+    return Index
+
+
+def _new_index(dimensions: int) -> Any:
+    Index = _index_class()
     return Index(ndim=dimensions, metric="ip", dtype="f16", connectivity=16, expansion_add=128,
                  expansion_search=EXPANSION_SEARCH)
 
@@ -82,7 +97,7 @@ def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSn
     path = _file(tenant_id, config)
     if path is None:
         return None
-    from usearch.index import Index
+    Index = _index_class()
 
     with _locked(path):
         snapshot = VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
@@ -155,8 +170,7 @@ class _Snapshot(NamedTuple):
 
 
 def _open(snapshot: _Snapshot) -> Any:
-    from usearch.index import Index
-
+    Index = _index_class()
     key = (snapshot.tenant_id, snapshot.config)
     with _opened_lock:
         cached = _opened.get(key)

@@ -7,7 +7,7 @@ from itertools import combinations, pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atoms.embedding import length_batches
+from atoms.minilm_runtime import length_batches
 
 
 def cost(batches: list[list[int]], lengths: list[int], overhead: int) -> int:

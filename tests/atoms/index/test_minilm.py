@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from tests.atoms.api.helpers import create
 from tests.atoms.index.helpers import drain
 
 MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -75,17 +78,18 @@ def one_torch_thread():
 
 
 def test_a_call_computes_few_padding_tokens(minilm, monkeypatch, one_torch_thread):
-    model = minilm.provider.model
+    provider = minilm.provider
     calls = {"padded": 0, "own": 0}
-    forward = model.forward
+    forward = provider._forward  # one tokenized batch through the model
 
-    def counted_forward(features, *args, **kwargs):
+    def counted_forward(features):
         calls["padded"] += int(features["attention_mask"].numel())
         calls["own"] += int(features["attention_mask"].sum())
-        return forward(features, *args, **kwargs)
+        return forward(features)
 
-    monkeypatch.setattr(model, "forward", counted_forward)
+    monkeypatch.setattr(provider, "_forward", counted_forward)
     minilm.encode(MIXED * 4)
+    assert calls["own"] > 0
     # One batch of 64 padded to the longest text would compute about twice the texts' own tokens.
     assert calls["padded"] <= 1.1 * calls["own"]
 
@@ -93,8 +97,9 @@ def test_a_call_computes_few_padding_tokens(minilm, monkeypatch, one_torch_threa
 def test_a_large_call_never_tokenizes_more_than_a_slice_at_once(minilm, monkeypatch):
     """The tokenizer's intermediate lists take about 45 KB per 1 KB text: a call counts its
     texts' tokens a slice at a time and builds each forward's tensors when it runs."""
-    model = minilm.provider.model
-    preprocess, forward = model.preprocess, model.forward
+    provider = minilm.provider
+    model = provider.model
+    preprocess, forward = model.preprocess, provider._forward
     tokenized: list[int] = []
     forwarded: list[int] = []
 
@@ -102,12 +107,12 @@ def test_a_large_call_never_tokenizes_more_than_a_slice_at_once(minilm, monkeypa
         tokenized.append(len(inputs))
         return preprocess(inputs, *args, **kwargs)
 
-    def counted_forward(features, *args, **kwargs):
+    def counted_forward(features):
         forwarded.append(int(features["attention_mask"].shape[0]))
-        return forward(features, *args, **kwargs)
+        return forward(features)
 
     monkeypatch.setattr(model, "preprocess", counted_preprocess)
-    monkeypatch.setattr(model, "forward", counted_forward)
+    monkeypatch.setattr(provider, "_forward", counted_forward)
     texts = [f"note {i}: {MIXED[i % len(MIXED)]}" for i in range(2 * TOKENIZE_SLICE + 100)]
     vectors = minilm.encode(texts)
     assert max(tokenized) <= TOKENIZE_SLICE
@@ -133,15 +138,15 @@ def test_only_the_cpu_is_accepted_as_device(settings):
 def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeypatch):
     import torch
 
-    model = minilm.provider.model
-    forward = model.forward
+    provider = minilm.provider
+    forward = provider._forward  # one tokenized batch through the model
     calls: list[int] = []
 
-    def counted_forward(features, *args, **kwargs):
+    def counted_forward(features):
         calls.append(1)
-        return forward(features, *args, **kwargs)
+        return forward(features)
 
-    monkeypatch.setattr(model, "forward", counted_forward)
+    monkeypatch.setattr(provider, "_forward", counted_forward)
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -154,3 +159,80 @@ def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeyp
         torch.set_num_threads(threads)
     assert len(calls) < single
     assert np.allclose(one, two, rtol=0, atol=1e-6)
+
+
+def test_the_transformer_runs_traced_and_gives_the_models_own_vectors(minilm, monkeypatch):
+    """One TorchScript call instead of the model's Python modules, for the same vectors bit
+    for bit (atoms/minilm_runtime.py, docs/atoms.md "Semantic index")."""
+    provider = minilm.provider
+    assert provider._traced is not None
+    calls = []
+    monkeypatch.setattr(provider.model, "forward", lambda *args, **kwargs: calls.append(1))  # unused when traced
+    traced = provider.encode(MIXED)
+    assert calls == []
+    monkeypatch.undo()
+    monkeypatch.setattr(provider, "_traced", None)  # the model's own forward, on the same batches
+    assert np.array_equal(traced, provider.encode(MIXED))
+
+
+def _perturbed_trace(trace):
+    def perturbing(module, example, **kwargs):
+        traced = trace(module, example, **kwargs)
+        return lambda *inputs: traced(*inputs) + 1e-6
+
+    return perturbing
+
+
+@pytest.mark.parametrize("broken", ["raises", "differs"])
+def test_a_trace_that_fails_or_differs_is_not_used(settings, monkeypatch, caplog, broken):
+    """Then the model's own forward runs, with a warning that names no text."""
+    import torch
+
+    if broken == "raises":
+        def refuse(*args, **kwargs):
+            raise RuntimeError("cannot trace")
+
+        monkeypatch.setattr(torch.jit, "trace", refuse)
+    else:
+        monkeypatch.setattr(torch.jit, "trace", _perturbed_trace(torch.jit.trace))
+    forget_providers()
+    with caplog.at_level("WARNING", logger="atoms.embedding"):
+        loaded = load_provider(MINILM)
+    assert loaded.provider._traced is None
+    assert any("without a trace" in record.getMessage() for record in caplog.records)
+    model = loaded.provider.model
+    own = model(model.preprocess(["coffee"]))["sentence_embedding"].detach().numpy()
+    assert np.array_equal(loaded.provider.encode(["coffee"]), own)
+    forget_providers()
+
+
+LOAD_ORDER = """
+import django, sys
+django.setup()
+if sys.argv[1] == "usearch-first":
+    import usearch.index
+else:
+    from atoms.vector_index import _index_class
+    _index_class()
+from atoms.embedding import MiniLMProvider
+provider = MiniLMProvider()
+print("traced" if provider._traced is not None else "untraced", provider.encode(["coffee"]).shape)
+"""
+
+
+@pytest.mark.parametrize(("order", "expected"), [("usearch-first", "untraced"), ("through-the-index", "traced")])
+def test_a_process_that_loaded_usearch_before_torch_encodes_without_a_trace(order, expected, tmp_path):
+    """A trace there would never return (atoms/minilm_runtime.py); the vector index imports
+    torch first, so a process that goes through it keeps the trace. A process of its own:
+    this one's import order is fixed."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", LOAD_ORDER, order], env=env, capture_output=True, text=True,
+                          timeout=180, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == expected
+    assert "(1, 384)" in done.stdout
