@@ -60,13 +60,18 @@ def length_batches(lengths: Sequence[int], *, max_rows: int, max_tokens: int = B
     return batches[::-1]
 
 
-
 # Fixed texts for tracing and checking the transformer (never a tenant's text): two lengths,
-# so the example batch is padded, and a check batch of other shapes, one text past the
-# model's 256-token limit.
+# so the example batch is padded; then check batches of other shapes: one text alone (no
+# padding, a search's query: the model's own forward then drops the mask) and three texts,
+# one past the model's 256-token limit.
 TRACE_TEXTS: Final = ("warm-up", "a short example sentence to trace the encoder with")
-CHECK_TEXTS: Final = ("check", "another sentence of a different length, with punctuation: 12 words or so.",
-                      " ".join(["token"] * 300))
+CHECK_BATCHES: Final = (("what did the check say about the museum trip?",),
+                        ("check", "another sentence of a different length, with punctuation: 12 words or so.",
+                         " ".join(["token"] * 300)))
+# TorchScript's profiling executor runs a graph as traced first and optimizes it after the
+# first calls; the check runs each batch this many times, so the optimized graph is checked
+# too (and warmed up before the first request).
+CHECK_RUNS: Final = 3
 
 
 def pooled(model: Any, batch: dict[str, Any], traced: Any) -> Any:
@@ -89,17 +94,17 @@ def _torch_loaded_first() -> bool:
     return "torch._C" in sys.modules and names.index("torch._C") < names.index("usearch.compiled")
 
 
-def traced_token_embeddings(model: Any) -> Any | None:
-    """The model's transformer (BERT) traced with torch.jit: one call into TorchScript instead
-    of about 120 Python module calls and the library's wrappers around them, the same kernels
-    in the same order. On the 2-core development machine a one-query forward took 7.0-7.2 ms
-    instead of 8.5-9.0 (docs/benchmarks.md "A traced encoder"). The trace shares the model's
-    weights (no second copy).
+def traced_token_embeddings(model: Any) -> Any:
+    """The model's transformer (BERT) traced with torch.jit, or None: one call into
+    TorchScript instead of about 120 Python module calls and the library's wrappers around
+    them, the same kernels in the same order. A one-query encode took 7.4-7.5 ms instead of
+    9.6-9.8 on the development machine (docs/benchmarks.md "A traced encoder"). The trace
+    shares the model's weights (no second copy).
 
-    Accepted only if it gives the very same vectors as the model's own forward on the check
-    batch (bit for bit, other shapes than the trace's, one text truncated); otherwise, or if
-    tracing fails (another library version), None: the model's own forward is used, with a
-    warning. Either way the vectors are the same."""
+    Accepted only if it gives the very same vectors as the model's own forward, bit for bit,
+    on every check batch and run (CHECK_BATCHES, CHECK_RUNS); otherwise, or if tracing fails
+    (another library version, another model layout), None: the model's own forward is used,
+    with a warning that names no text. Either way the vectors are the same."""
     import warnings
 
     import torch
@@ -107,12 +112,8 @@ def traced_token_embeddings(model: Any) -> Any | None:
     if not _torch_loaded_first():
         logger.warning("usearch was loaded before torch in this process; encoding without a trace")
         return None
-    transformer = model[0]
-    bert = getattr(transformer, "model", None) or getattr(transformer, "auto_model", None)
-    if bert is None or len(model) < 2:
-        logger.warning("the MiniLM transformer is not where it was expected; encoding without a trace")
-        return None
 
+    # Defined here, where torch is imported: the module is imported by processes without torch.
     class TokenEmbeddings(torch.nn.Module):
         def __init__(self, inner: Any) -> None:
             super().__init__()
@@ -123,14 +124,27 @@ def traced_token_embeddings(model: Any) -> Any | None:
                               return_dict=False)[0]
 
     try:
+        transformer = model[0]
+        bert = getattr(transformer, "model", None)
+        if bert is None:
+            bert = transformer.auto_model
         with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the tracer's warnings; the check below decides
+            # The tracer warns that values it read as Python numbers become constants, and
+            # that torch.jit is deprecated: the check below is what decides (and a torch that
+            # drops tracing falls back). check_trace: the tracer's own re-run; ours is stricter.
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             example = model.preprocess(list(TRACE_TEXTS))
             traced = torch.jit.trace(TokenEmbeddings(bert), (example["input_ids"], example["token_type_ids"],
-                                                             example["attention_mask"]), strict=False)
+                                                             example["attention_mask"]),
+                                     strict=False, check_trace=False)
+        same = True
         with torch.inference_mode():
-            check = model.preprocess(list(CHECK_TEXTS))
-            same = torch.equal(pooled(model, check, traced), model(dict(check))["sentence_embedding"])
+            for texts in CHECK_BATCHES:
+                check = model.preprocess(list(texts))
+                own = model(dict(check))["sentence_embedding"]
+                for _ in range(CHECK_RUNS):
+                    same = same and torch.equal(pooled(model, check, traced), own)
     except Exception as exc:  # noqa: BLE001 - any failure to trace means "use the model as it is"
         logger.warning("the MiniLM transformer could not be traced (%s); encoding without a trace", type(exc).__name__)
         return None

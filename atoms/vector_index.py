@@ -23,7 +23,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,11 +73,10 @@ def _index_class() -> Any:
     with the two loaded the other way round, TorchScript's C++ number formatting throws
     std::bad_cast and the unwinder spins for ever, so the MiniLM provider's trace would hang
     the process (atoms/minilm_runtime.py, docs/atoms.md "Semantic index")."""
-    from importlib.util import find_spec
-
-    if "torch" not in sys.modules and find_spec("torch") is not None:
+    try:  # a plain import: it waits for another thread's import of torch in progress
         import torch  # noqa: F401 - loaded first, on purpose
-
+    except ImportError:  # no torch here: nothing to protect
+        pass
     from usearch.index import Index
 
     return Index

@@ -20,8 +20,9 @@ events (default ATOMS_INDEX_TASK_STEP, as atoms.index_update runs it), timed:
 
 Variants alternate within a round and their order flips every round (ABBA), so a change of
 machine load between them hits both. Each drain is split into tokenization (the model's
-`preprocess`), model forward (its `forward`: both timed on the loaded model) and everything
-else (DB reads, hashing, packing, saving entries, the checkpoint). The report gives wall
+`preprocess`), model forward (the provider's traced forward, or the model's own `forward` for
+`before`: all timed on the loaded model) and everything else (DB reads, hashing, packing,
+saving entries, the checkpoint). The report gives wall
 seconds, process CPU seconds (both cores' threads counted), atoms/s on the wall clock, the
 tokens the forward computed (padding included) against the texts' own tokens, and the
 ratio `now / before` of the median rates per thread count. The stored vectors of every
@@ -172,12 +173,17 @@ VARIANTS: dict[str, Callable[..., Any]] = {"before": before_index_drain, "now": 
 
 class Split:
     """Wall and CPU seconds inside the loaded model's preprocess (tokenization) and forward,
-    and the tokens the forward computed (padded) against the texts' own."""
+    and the tokens the forward computed (padded) against the texts' own. The forward is the
+    provider's `_forward` (the traced transformer, docs/atoms.md "Semantic index") or the
+    model's own `forward` (the `before` variant, and the provider's fallback), each batch
+    counted once."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, provider: Any) -> None:
+        model = provider.model
         self.model = model
         self.reset()
-        preprocess, forward = model.preprocess, model.forward
+        self.depth = 0
+        preprocess, forward, provider_forward = model.preprocess, model.forward, provider._forward
 
         def timed_preprocess(*args: Any, **kwargs: Any) -> Any:
             wall, cpu = time.perf_counter(), time.process_time()
@@ -187,20 +193,28 @@ class Split:
                 self.tokenize[0] += time.perf_counter() - wall
                 self.tokenize[1] += time.process_time() - cpu
 
-        def timed_forward(features: Any, *args: Any, **kwargs: Any) -> Any:
-            mask = features["attention_mask"]
-            self.padded += int(mask.numel())
-            self.real += int(mask.sum())
-            self.calls += 1
-            wall, cpu = time.perf_counter(), time.process_time()
-            try:
-                return forward(features, *args, **kwargs)
-            finally:
-                self.forward[0] += time.perf_counter() - wall
-                self.forward[1] += time.process_time() - cpu
+        def timed(run: Any) -> Any:
+            def timed_forward(features: Any, *args: Any, **kwargs: Any) -> Any:
+                if self.depth:  # the provider's fallback calling the model: counted already
+                    return run(features, *args, **kwargs)
+                mask = features["attention_mask"]
+                self.padded += int(mask.numel())
+                self.real += int(mask.sum())
+                self.calls += 1
+                self.depth += 1
+                wall, cpu = time.perf_counter(), time.process_time()
+                try:
+                    return run(features, *args, **kwargs)
+                finally:
+                    self.depth -= 1
+                    self.forward[0] += time.perf_counter() - wall
+                    self.forward[1] += time.process_time() - cpu
+
+            return timed_forward
 
         model.preprocess = timed_preprocess
-        model.forward = timed_forward
+        model.forward = timed(forward)
+        provider._forward = timed(provider_forward)
 
     def reset(self) -> None:
         self.tokenize = [0.0, 0.0]
@@ -287,7 +301,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tenant = conversation.caller.tenant
     loaded = tenant_provider(tenant)
     assert loaded is not None, "the MiniLM provider is configured for the benchmark"
-    split = Split(loaded.provider.model)
+    split = Split(loaded.provider)
     loaded.encode(["warm-up"])
     reference: dict[str, Any] | None = None
     trials = []

@@ -1,4 +1,4 @@
-"""length_batches: how the MiniLM provider cuts a call's texts into forward batches (atoms/embedding.py)."""
+"""length_batches: how the MiniLM provider cuts a call's texts into forward batches (atoms/minilm_runtime.py)."""
 
 from __future__ import annotations
 

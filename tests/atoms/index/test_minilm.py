@@ -171,8 +171,10 @@ def test_the_transformer_runs_traced_and_gives_the_models_own_vectors(minilm, mo
     traced = provider.encode(MIXED)
     assert calls == []
     monkeypatch.undo()
+    query = provider.encode(["what did caroline say about the beach trip"])  # one text: no padding
     monkeypatch.setattr(provider, "_traced", None)  # the model's own forward, on the same batches
     assert np.array_equal(traced, provider.encode(MIXED))
+    assert np.array_equal(query, provider.encode(["what did caroline say about the beach trip"]))
 
 
 def _perturbed_trace(trace):
