@@ -22,10 +22,10 @@ Variants alternate within a round and their order flips every round (ABBA), so a
 machine load between them hits both. Each drain is split into tokenization (the model's
 `preprocess`), model forward (the provider's traced forward, or the model's own `forward` for
 `before`: all timed on the loaded model) and everything else (DB reads, hashing, packing,
-saving entries, the checkpoint). The report gives wall
-seconds, process CPU seconds (both cores' threads counted), atoms/s on the wall clock, the
-tokens the forward computed (padding included) against the texts' own tokens, and the
-ratio `now / before` of the median rates per thread count. The stored vectors of every
+saving entries, the checkpoint). The report gives wall seconds, process CPU seconds (both
+cores' threads counted), atoms/s on the wall clock, the tokens the forward computed (padding
+included) against the texts' own tokens, and the ratio `now / before` of the median rates per
+thread count. The stored vectors of every
 drain are compared with the first drain's (max |difference|, must stay <= 1e-6).
 
 Writes bench/out/atoms_index_rate.json. Model load and the write are not timed.

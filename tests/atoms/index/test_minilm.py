@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from atoms.embedding import MINILM_ID, TOKENIZE_SLICE, forget_providers, load_provider
+from atoms.embedding import MINILM_ID, forget_providers, load_provider
+from atoms.minilm_runtime import TOKENIZE_SLICE
 from tests.atoms.api.helpers import create
 from tests.atoms.index.helpers import drain
 
