@@ -40,6 +40,13 @@ Operations where a schema-violating request may be accepted, and why
   result for the model, failures included, and takes the original tool's arguments as
   they are (null means absent); docs/memory-files.md.
 
+Our key is not added to a case generated to send a missing or malformed `Authorization`
+(`auth_headers`): such a case goes out as generated and must be refused (401). Schemathesis
+drops an explicit `Authorization` itself when the header is the case's only negated location,
+but not when the case negates the query too; with the key added back, a case whose query
+negation was only an extra parameter (which the server ignores) was a valid request that
+the check then expected to be refused.
+
 Why the live server and not schemathesis' `from_wsgi`: both run the same Django stack, but
 only the live server parses real HTTP (percent-encoded paths, odd header values,
 Content-Length) the way a deployment does, and fetching the schema over HTTP tests the
@@ -60,6 +67,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, seed, settings
 from schemathesis.checks import not_a_server_error
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -93,6 +101,24 @@ def checks_for(case: schemathesis.Case) -> list[Any]:
     if case.operation.label in NEGATIVE_DATA_ACCEPTED:
         return CHECKS
     return [*CHECKS, negative_data_refused]
+
+
+def negates_authorization(case: schemathesis.Case) -> bool:
+    """Whether the case was generated to send `Authorization` missing or malformed."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_negative:
+        return False
+    data = meta.phase.data
+    targets = [(getattr(data, "parameter_location", None), getattr(data, "parameter", None))]
+    targets += [(mutation.parameter_location, mutation.parameter) for mutation in getattr(data, "mutations", ())]
+    return any(
+        location == ParameterLocation.HEADER and (name or "").lower() == "authorization" for location, name in targets
+    )
+
+
+def auth_headers(case: schemathesis.Case, secret: str) -> dict[str, str]:
+    """The key's header, unless the case negates `Authorization` (module docstring)."""
+    return {} if negates_authorization(case) else {"Authorization": f"Bearer {secret}"}
 
 
 # Seconds for one request: a hanging answer fails the case instead of stalling the run.
@@ -172,13 +198,13 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 @schema.parametrize()
 @BOUNDED
 def test_every_answer_to_an_admin_key_is_documented(case: schemathesis.Case, admin_secret: str) -> None:
-    case.call_and_validate(headers={"Authorization": f"Bearer {admin_secret}"}, checks=checks_for(case), timeout=TIMEOUT)
+    case.call_and_validate(headers=auth_headers(case, admin_secret), checks=checks_for(case), timeout=TIMEOUT)
 
 
 @schema.parametrize()
 @BOUNDED
 def test_every_answer_to_an_agent_key_is_documented(case: schemathesis.Case, agent_secret: str) -> None:
-    case.call_and_validate(headers={"Authorization": f"Bearer {agent_secret}"}, checks=checks_for(case), timeout=TIMEOUT)
+    case.call_and_validate(headers=auth_headers(case, agent_secret), checks=checks_for(case), timeout=TIMEOUT)
 
 
 @schema.parametrize()
@@ -187,7 +213,7 @@ def test_every_answer_to_an_agent_key_is_documented(case: schemathesis.Case, age
 def test_random_requests_of_this_session_are_answered_as_documented(case: schemathesis.Case, admin_secret: str) -> None:
     print(f"{SEED_VARIABLE}={SEED}")  # shown with any failure; the note below says how to replay it
     try:
-        case.call_and_validate(headers={"Authorization": f"Bearer {admin_secret}"}, checks=checks_for(case), timeout=TIMEOUT)
+        case.call_and_validate(headers=auth_headers(case, admin_secret), checks=checks_for(case), timeout=TIMEOUT)
     except Exception as exc:
         exc.add_note(f"Replay with {SEED_VARIABLE}={SEED} .venv/bin/pytest tests/security/test_schemathesis.py")
         raise
