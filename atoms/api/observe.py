@@ -82,7 +82,7 @@ def parse_manifest(caller: Principal, body: dict[str, Any]) -> ManifestCommand:
 
 
 def manifest_json(result: ManifestResult) -> dict[str, Any]:
-    """The manifest as stored (docs/atoms.md "Decisions"); a token's with its recorded outputs."""
+    """The manifest as issued (docs/atoms.md "Decisions"); a token's with its recorded outputs."""
     return result.manifest
 
 

@@ -17,6 +17,7 @@ from atoms.errors import denied, invalid
 from atoms.models import InputToken, Receipt, Tombstone
 from atoms.principal import Binding
 from atoms.services.barrier import open_store
+from atoms.services.receipts import issued_manifest
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def atoms_manifest(command: ManifestCommand) -> ManifestResult:
     manifest: dict[str, Any] | None = None
     if field == "receipt" and is_id_of(wanted, "receipt"):
         receipt = Receipt.objects.filter(tenant=tenant, id=wanted).first()
-        manifest = receipt.manifest if receipt is not None else None
+        manifest = issued_manifest(receipt.manifest) if receipt is not None else None
     elif field == "input" and is_id_of(wanted, "input"):
         token = InputToken.objects.filter(tenant=tenant, id=wanted).first()
         manifest = token_manifest(token) if token is not None else None

@@ -27,6 +27,13 @@ the request touched, what it showed and what must stay current:
 - Compatibility projections: `reads` is the erase set (acquisition reads plus presented
   units), `currentReads` equals `watches.heads`, `observations` equals `watches.queries`.
 
+The row stores `reads` compactly: a search or read re-reads hundreds of revisions, and the
+erase set repeated them all, half of a manifest of about 120 KB. The row holds
+`readsBeyondAcquisition` instead (the presented pins not among the acquisition reads, most
+often none) and `issued_manifest` puts `reads` back for whoever reads a receipt's manifest
+(docs/atoms.md "Read path costs"). Rows written before hold `reads` itself and are answered
+as they are.
+
 observe receipts present nothing: their manifest has no `presentation` at all, which is
 how observe tells them from read, search and inspect receipts (those always have one,
 possibly with zero units).
@@ -122,10 +129,9 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
     presented = [u["revision"] for u in units]
     acquisition_reads = _unique_pins(reads)
     presented_pins = _unique_pins(presented)
-    # The erase set is the acquisition reads, then the presented units not among them: the
-    # same list as _unique_pins(reads + presented), without pinning every read again.
+    # The erase set is the acquisition reads, then the presented units not among them (the
+    # same list as _unique_pins(reads + presented)); the row keeps only the second part.
     read_ids = {pin["revisionId"] for pin in acquisition_reads}
-    erase_set = acquisition_reads + [pin for pin in presented_pins if pin["revisionId"] not in read_ids]
     if index_generation is None:
         index_generation = (AtomStore.objects.filter(tenant=principal.tenant)
                             .values_list("index_generation", flat=True).first() or 0)
@@ -141,7 +147,7 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
         },
         "watches": {"heads": presented_pins, "queries": queries},
         "acknowledgement": [],
-        "reads": erase_set,
+        STORED_READS: [pin for pin in presented_pins if pin["revisionId"] not in read_ids],
         "currentReads": list(presented_pins),
         "observations": queries,
     }
@@ -159,6 +165,23 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
     )
     _insert(receipt)
     return receipt
+
+
+# The stored manifest's key for the erase set's pins beyond the acquisition reads.
+STORED_READS = "readsBeyondAcquisition"
+
+
+def issued_manifest(stored: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as issued (module docstring), from a receipt row's."""
+    if STORED_READS not in stored:
+        return stored  # written before the compact form, or another kind of manifest
+    issued: dict[str, Any] = {}
+    for key, value in stored.items():
+        if key == STORED_READS:
+            issued["reads"] = [*stored["acquisition"]["reads"], *value]
+        else:
+            issued[key] = value
+    return issued
 
 
 # Every column of atoms.models.Receipt, none with a database default.

@@ -12,6 +12,7 @@ from django.db.models import F
 from atoms.core.canonical import digest, sha256_hex
 from atoms.core.ids import new_erasure_id
 from atoms.models import Atom, AtomStore, PurgedAtom, Receipt, Ref, Revision
+from atoms.services.receipts import issued_manifest
 from tenants.models import ApiKey
 from tests.atoms.api.helpers import AtomsClient, create
 from tests.conftest import error_of
@@ -301,7 +302,7 @@ def test_the_receipt_records_root_and_neighbours_as_reads_and_units(I):
                                  "signalDigest": digest({"ref": views["r"]["ref"], "options": options})}
     revisions = {c: Revision.objects.get(id=Ref.objects.get(id=views[c]["ref"]).revision_id) for c in "rab"}
     pins = [{"kind": "pinned", "atomId": revisions[c].atom_id, "revisionId": revisions[c].id} for c in "rab"]
-    manifest = receipt.manifest
+    manifest = issued_manifest(receipt.manifest)
     assert (receipt.kind, receipt.principal, manifest["kind"], manifest["contractVersion"]) == (
         "inspect", I.key.public_id, "inspect", 2)
     assert manifest["acquisition"]["reads"] == manifest["reads"] == manifest["currentReads"] == pins
