@@ -144,6 +144,7 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
         from atoms.errors import AtomError
         from atoms.models import Receipt
         from atoms.principal import Principal
+        from atoms.services.receipts import issued_manifest
         from tenants.models import ApiKey
 
         key = ApiKey.objects.filter(tenant__slug=SLUG).order_by("id").first()
@@ -166,7 +167,7 @@ def run(database: Path, out: Path, count: int, repeat: int) -> None:
             figures[label].append((cpu, len(captured.captured_queries)))
             receipt = Receipt.objects.get(id=result["receipt"]["id"])
             answers.append({"op": op, "answer": normalize(result, names),
-                            "manifest": normalize(receipt.manifest, names), "kind": receipt.kind,
+                            "manifest": normalize(issued_manifest(receipt.manifest), names), "kind": receipt.kind,
                             "seq": receipt.state_seq, "signal": receipt.signal_digest})
             return result
 

@@ -225,6 +225,7 @@ def run(out: Path, count: int, repeat: int) -> None:
     from atoms.api.search import answer_search
     from atoms.errors import AtomError
     from atoms.models import Receipt
+    from atoms.services.receipts import issued_manifest
 
     caller = _caller()
     ops = {"read": answer_read, "search": answer_search}
@@ -245,7 +246,7 @@ def run(out: Path, count: int, repeat: int) -> None:
         figures[label].append((used, len(captured.captured_queries), wall))
         receipt = Receipt.objects.get(id=result["receipt"]["id"])
         answers.append({"op": op, "answer": cpu.normalize(result, names),
-                        "manifest": cpu.normalize(receipt.manifest, names), "kind": receipt.kind,
+                        "manifest": cpu.normalize(issued_manifest(receipt.manifest), names), "kind": receipt.kind,
                         "seq": receipt.state_seq, "signal": receipt.signal_digest})
         return result
 

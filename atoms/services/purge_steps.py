@@ -179,8 +179,9 @@ def _mentioned(value: Any, out: set[str]) -> None:
 def _first_read(manifest: Any, owner: dict[str, str]) -> str | None:
     """The first closure atom (in id order) a manifest names by atom or revision id.
 
-    The whole manifest is searched rather than its `reads` projection alone, so a receipt
-    that quotes or digests an erased revision anywhere goes with it."""
+    The whole manifest is searched rather than its erase set alone (a token's `reads`; a
+    receipt stores only part of it, docs/atoms.md "Decisions"), so a receipt that quotes or
+    digests an erased revision anywhere goes with it."""
     strings: set[str] = set()
     _mentioned(manifest, strings)
     hits = [owner[s] for s in strings if s in owner]

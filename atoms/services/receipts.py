@@ -31,8 +31,8 @@ The row stores `reads` compactly: a search or read re-reads hundreds of revision
 erase set repeated them all, half of a manifest of about 120 KB. The row holds
 `readsBeyondAcquisition` instead (the presented pins not among the acquisition reads, most
 often none) and `issued_manifest` puts `reads` back for whoever reads a receipt's manifest
-(docs/atoms.md "Read path costs"). Rows written before hold `reads` itself and are answered
-as they are.
+(docs/atoms.md "Decisions"). Rows written before hold `reads` itself and are answered as
+they are.
 
 observe receipts present nothing: their manifest has no `presentation` at all, which is
 how observe tells them from read, search and inspect receipts (those always have one,
@@ -54,6 +54,8 @@ from memoryhub.prepared import prepared_cursor
 
 CONTRACT_VERSION = 2
 FORMAT_VERSION = 2
+# The stored manifest's key for the erase set's pins beyond the acquisition reads.
+STORED_READS = "readsBeyondAcquisition"
 ReceiptKind = Literal["read", "search", "inspect", "observe"]
 
 
@@ -165,10 +167,6 @@ def create_receipt(*, binding: Binding, kind: ReceiptKind, signal: Any, reads: l
     )
     _insert(receipt)
     return receipt
-
-
-# The stored manifest's key for the erase set's pins beyond the acquisition reads.
-STORED_READS = "readsBeyondAcquisition"
 
 
 def issued_manifest(stored: dict[str, Any]) -> dict[str, Any]:

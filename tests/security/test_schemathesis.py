@@ -68,6 +68,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, seed, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import negated_parameters
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -104,16 +105,10 @@ def checks_for(case: schemathesis.Case) -> list[Any]:
 
 
 def negates_authorization(case: schemathesis.Case) -> bool:
-    """Whether the case was generated to send `Authorization` missing or malformed."""
-    meta = case.meta
-    if meta is None or not meta.generation.mode.is_negative:
-        return False
-    data = meta.phase.data
-    targets = [(getattr(data, "parameter_location", None), getattr(data, "parameter", None))]
-    targets += [(mutation.parameter_location, mutation.parameter) for mutation in getattr(data, "mutations", ())]
-    return any(
-        location == ParameterLocation.HEADER and (name or "").lower() == "authorization" for location, name in targets
-    )
+    """Whether the case was generated to send `Authorization` missing or malformed: one of
+    the parameters schemathesis negated, in every location it negated."""
+    return any(location == ParameterLocation.HEADER and name.lower() == "authorization"
+               for name, location in negated_parameters(case.meta))
 
 
 def auth_headers(case: schemathesis.Case, secret: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
 """create_receipt stores its row with one plain INSERT (atoms.services.receipts._insert): the
-row reads back as the ORM would have stored it, on SQLite and PostgreSQL alike."""
+row reads back as the ORM would have stored it, on SQLite and PostgreSQL alike. The row holds
+the erase set once, and the manifest endpoint answers it as issued (docs/atoms.md "Decisions")."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from atoms.models import Receipt, Revision
 from atoms.principal import Principal, resolve_binding
 from atoms.services.receipts import create_receipt, pinned
 from tests.atoms.api.helpers import create
+from tests.atoms.api.observing import manifest
 from tests.atoms.api.test_read import ok_read
 
 
@@ -47,9 +49,7 @@ def test_create_receipt_is_one_statement_and_returns_a_saved_row(I) -> None:
 def test_a_search_receipt_stores_its_erase_set_once_and_its_manifest_answers_it_whole(I, X) -> None:
     """The row keeps the erase set's pins beyond the acquisition reads only; the manifest
     endpoint answers `reads` as issued: the acquisition reads, then those pins
-    (docs/atoms.md "Read path costs")."""
-    from tests.atoms.api.observing import manifest
-
+    (docs/atoms.md "Decisions")."""
     I.ok_write(create("a", "tea leaves"), create("b", "tea pot", links={"about": {"local": "a"}}), create("c", "coffee"))
     receipt_id = I.post("search", {"query": "tea"}).json()["receipt"]["id"]
     stored = Receipt.objects.get(id=receipt_id).manifest
@@ -64,8 +64,6 @@ def test_a_search_receipt_stores_its_erase_set_once_and_its_manifest_answers_it_
 
 def test_presented_pins_beyond_the_reads_follow_them_in_the_answered_erase_set(I, X) -> None:
     """An erase set is the acquisition reads, then each presented revision not among them."""
-    from tests.atoms.api.observing import manifest
-
     I.ok_write(create("a", "tea leaves"), create("b", "tea pot"))
     binding = resolve_binding(Principal.for_key(I.key), None)
     first, second = Revision.objects.filter(tenant=I.key.tenant, is_head=True).order_by("id")[:2]
@@ -81,8 +79,6 @@ def test_presented_pins_beyond_the_reads_follow_them_in_the_answered_erase_set(I
 
 def test_a_receipt_stored_with_its_reads_is_answered_as_it_was_stored(I, X) -> None:
     """Rows written before the compact form hold `reads` itself."""
-    from tests.atoms.api.observing import manifest
-
     I.ok_write(create("a", "tea leaves"))
     receipt_id = I.post("search", {"query": "tea"}).json()["receipt"]["id"]
     row = Receipt.objects.get(id=receipt_id)
