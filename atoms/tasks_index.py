@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from celery import shared_task
 from celery.signals import worker_init
@@ -15,7 +16,7 @@ from atoms.errors import AtomError
 from atoms.models import AtomStore, IndexEntry, VectorIndexSnapshot, VectorTombstone
 from atoms.services.feed import feed_positions
 from atoms.services.indexing import index_drain, served_policies
-from atoms.vector_index import refresh
+from atoms.vector_index import current_layout, refresh
 from memoryhub.enqueue import enqueue_now
 from tenants.models import Tenant
 
@@ -85,7 +86,9 @@ def index_sweep() -> dict[str, int]:
         snapshot = VectorIndexSnapshot.objects.filter(tenant=store.tenant, config=loaded.config).first()
         newest = IndexEntry.objects.filter(tenant=store.tenant, config=loaded.config).order_by("-id").first()
         behind = newest is not None and (snapshot is None or newest.id > snapshot.built_through)
-        if behind or VectorTombstone.objects.filter(tenant=store.tenant, config=loaded.config).exists():
+        # A file of an earlier layout answers, more slowly, until a refresh rebuilds it.
+        stale_layout = snapshot is not None and Path(snapshot.path).exists() and not current_layout(snapshot.path)
+        if behind or stale_layout or VectorTombstone.objects.filter(tenant=store.tenant, config=loaded.config).exists():
             enqueue_now(refresh_vectors, store.tenant_id, loaded.config)
             refreshed += 1
     return {"queued": queued, "refreshed": refreshed}

@@ -82,10 +82,40 @@ def _index_class() -> Any:
     return Index
 
 
+# The file's layout. Its vectors are only searched, never scored: a read's cosines come from
+# the entries' float32 vectors (atoms.services.semantic). Quantized to 8 bits, a search of 2 x
+# 200 keys over 100k MiniLM-wide vectors took about 60 % of the time half floats did, and
+# found as many of the exact top 200 (docs/benchmarks.md "8-bit vector files"). The cosine
+# metric: usearch scales 8-bit vectors by their norms for it, so a hit's score stays the
+# cosine, comparable with the exact scores of the entries newer than the file.
+FILE_DTYPE = "i8"
+FILE_METRIC = "cos"
+
+
 def _new_index(dimensions: int) -> Any:
     Index = _index_class()
-    return Index(ndim=dimensions, metric="ip", dtype="f16", connectivity=16, expansion_add=128,
+    return Index(ndim=dimensions, metric=FILE_METRIC, dtype=FILE_DTYPE, connectivity=16, expansion_add=128,
                  expansion_search=EXPANSION_SEARCH)
+
+
+def file_layout(path: Path | str) -> tuple[str, str] | None:
+    """(scalar kind, metric) of the vector file at `path` as usearch names them, lower case
+    ("i8", "cos"), or None when usearch cannot read its header."""
+    Index = _index_class()  # torch first (`_index_class`)
+    try:
+        meta = Index.metadata(str(path))
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not meta:
+        return None
+    return meta["kind_scalar"].name.lower(), meta["kind_metric"].name.lower()
+
+
+def current_layout(path: Path | str) -> bool:
+    """Whether the file at `path` has this version's layout (FILE_DTYPE, FILE_METRIC). A file
+    of another one (half floats and inner products before) still answers searches; the
+    next refresh builds it whole, and the index sweep asks for one (atoms/tasks_index.py)."""
+    return file_layout(path) == (FILE_DTYPE, FILE_METRIC)
 
 
 def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSnapshot | None:
@@ -108,7 +138,8 @@ def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSn
             dimensions = snapshot.dimensions
         else:
             return None
-        incremental = (not full and snapshot is not None and snapshot.dimensions == dimensions and path.exists())
+        incremental = (not full and snapshot is not None and snapshot.dimensions == dimensions and path.exists()
+                       and current_layout(path))
         if incremental and snapshot is not None and newest <= snapshot.built_through \
                 and not VectorTombstone.objects.filter(tenant_id=tenant_id, config=config).exists():
             return snapshot
@@ -227,8 +258,12 @@ def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tu
         distances = np.atleast_2d(found.distances)
         counts = np.atleast_1d(getattr(found, "counts", len(found.keys)))
         for row in range(len(counts)):
-            for key, distance in zip(keys[row][:counts[row]], distances[row][:counts[row]], strict=True):
-                keep(row, int(key) // MAX_CHUNKS, 1.0 - float(distance))
+            # Converted as whole rows (the same doubles as float() of each element): a search
+            # of 2 x 200 keys converted element by element cost a third of a millisecond.
+            entry_ids = (keys[row][:counts[row]] // MAX_CHUNKS).tolist()
+            scores = (1.0 - distances[row][:counts[row]].astype(np.float64)).tolist()
+            for entry_id, score in zip(entry_ids, scores, strict=True):
+                keep(row, entry_id, score)
     for entry_id, count, dimensions, vectors in _newer_entries(tenant_id, config, built):
         reachable += count
         scores = IndexEntry.unpack(vectors, count, dimensions) @ queries.T  # (chunks, queries)

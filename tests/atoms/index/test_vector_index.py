@@ -6,7 +6,7 @@ import numpy as np
 
 from atoms.core.embedding import FakeHashProvider
 from atoms.models import ErasureReceipt, IndexEntry, Ref, Revision, VectorIndexSnapshot, VectorTombstone
-from atoms.vector_index import forget_opened, nearest, refresh
+from atoms.vector_index import file_layout, forget_opened, nearest, refresh
 from tests.atoms.api.helpers import create
 from tests.atoms.index.helpers import drain
 
@@ -113,3 +113,64 @@ def test_an_entry_with_damaged_vectors_stays_out_of_the_file(I, X):
     assert snapshot.built_through == kept.id
     forget_opened()
     assert set(nearest(kept.tenant_id, kept.config, query("alpha"), 5)) == {kept.id}
+
+
+def test_the_file_holds_8_bit_vectors_searched_by_cosine(I, X):
+    I.ok_write(*[create(f"a{i}", f"note {i} about topic{i}") for i in range(20)])
+    drain(X)
+    entry = IndexEntry.objects.first()
+    snapshot = refresh(entry.tenant_id, entry.config)
+    assert file_layout(snapshot.path) == ("i8", "cos")
+    # A hit's score is still about its cosine (so it ranks beside the exact scores of newer entries).
+    target = IndexEntry.objects.get(atom_id=Revision.objects.get(body="note 3 about topic3").atom_id)
+    hits = nearest(entry.tenant_id, entry.config, query("note 3 about topic3"), 3)
+    assert abs(hits[target.id] - float((target.matrix() @ query("note 3 about topic3")[0]).max())) < 0.02
+
+
+def test_a_file_of_the_earlier_layout_answers_and_is_rebuilt_at_the_next_refresh(I, X):
+    """Files written before held half floats searched by inner product: one still answers
+    searches, and the next refresh builds it whole in the current layout, even with no
+    new entry."""
+    import torch  # noqa: F401 - before usearch, as the service loads them (docs/atoms.md "Semantic index")
+    from usearch.index import Index
+
+    I.ok_write(*[create(f"a{i}", f"note {i} about topic{i}") for i in range(20)])
+    drain(X)
+    entry = IndexEntry.objects.first()
+    snapshot = refresh(entry.tenant_id, entry.config)
+    rows = list(IndexEntry.objects.order_by("id"))
+    old = Index(ndim=64, metric="ip", dtype="f16", connectivity=16)
+    old.add(np.array([row.id * 128 for row in rows], dtype=np.uint64), np.stack([row.matrix()[0] for row in rows]))
+    old.save(snapshot.path)
+    assert file_layout(snapshot.path) == ("f16", "ip")
+    forget_opened()
+    hits = nearest(entry.tenant_id, entry.config, query("note 7 about topic7"), 3)
+    best = max(hits, key=hits.get)
+    assert Revision.objects.get(id=IndexEntry.objects.get(id=best).revision_id).body == "note 7 about topic7"
+    rebuilt = refresh(entry.tenant_id, entry.config)
+    assert rebuilt.version == snapshot.version + 1 and rebuilt.vectors == 20
+    assert file_layout(snapshot.path) is not None and file_layout(rebuilt.path) == ("i8", "cos")
+    assert refresh(entry.tenant_id, entry.config).version == rebuilt.version  # and then kept
+
+
+def test_the_index_sweep_rebuilds_a_file_of_the_earlier_layout(I, X, eager):
+    """The sweep of every minute asks for a refresh of a file of another layout, which
+    rebuilds it, and leaves a current file alone."""
+    import torch  # noqa: F401 - before usearch, as the service loads them (docs/atoms.md "Semantic index")
+    from usearch.index import Index
+
+    from atoms.tasks_index import index_sweep
+
+    I.ok_write(*[create(f"a{i}", f"note {i}") for i in range(5)])
+    drain(X)
+    entry = IndexEntry.objects.first()
+    snapshot = refresh(entry.tenant_id, entry.config)
+    assert index_sweep()["refreshed"] == 0
+    old = Index(ndim=64, metric="ip", dtype="f16", connectivity=16)
+    old.add(np.array([row.id * 128 for row in IndexEntry.objects.all()], dtype=np.uint64),
+            np.stack([row.matrix()[0] for row in IndexEntry.objects.all()]))
+    old.save(snapshot.path)
+    assert index_sweep()["refreshed"] == 1
+    assert file_layout(snapshot.path) == ("i8", "cos")
+    assert VectorIndexSnapshot.objects.get().version == snapshot.version + 1
+    assert index_sweep()["refreshed"] == 0
