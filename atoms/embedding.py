@@ -27,6 +27,7 @@ from django.utils.module_loading import import_string
 
 from atoms.core.canonical import canonical
 from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
+from atoms.minilm_bf16 import bf16_token_embeddings, wanted
 from atoms.minilm_runtime import (
     BATCH_OVERHEAD_TOKENS,
     BATCH_OVERHEAD_TOKENS_THREADED,
@@ -96,6 +97,21 @@ class MiniLMProvider:
                                          local_files_only=True)
         self.model.eval()
         self._traced = traced_token_embeddings(self.model)
+        # Web processes encode queries with a bfloat16 copy where ATOMS_QUERY_BF16 asks for
+        # one (atoms/minilm_bf16.py); workers only index, in float32.
+        self._query_traced = (bf16_token_embeddings(self.model)
+                              if not IN_WORKER and wanted(settings.ATOMS_QUERY_BF16) else None)
+
+    @property
+    def query_precision(self) -> str:
+        return "bfloat16" if self._query_traced is not None else "float32"
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """`encode` for the signal texts of a read or a search: through the bfloat16 copy
+        when this process has one (`query_precision`), else exactly `encode`."""
+        if self._query_traced is None:
+            return self.encode(texts)
+        return self._encode(texts, self._query_traced)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """float32 (len(texts), 384), normalized by the model's last module.
@@ -107,6 +123,9 @@ class MiniLMProvider:
         `SentenceTransformer.encode` runs them, 640 LoCoMo turns computed 36 % more tokens
         than their own. Texts longer than the model's maximum sequence length are truncated
         by the tokenizer."""
+        return self._encode(texts, self._traced)
+
+    def _encode(self, texts: list[str], traced: Any) -> np.ndarray:
         import torch
 
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
@@ -121,15 +140,16 @@ class MiniLMProvider:
             overhead = BATCH_OVERHEAD_TOKENS if torch.get_num_threads() == 1 else BATCH_OVERHEAD_TOKENS_THREADED
             for rows in length_batches(tokens, max_rows=self.batch_size, overhead=overhead):
                 batch = self.model.preprocess([texts[row] for row in rows])  # padded to its longest text
-                vectors[rows] = self._forward(batch).numpy()
+                vectors[rows] = self._forward(batch, traced).numpy()
         return vectors
 
-    def _forward(self, batch: dict[str, Any]) -> Any:
-        """The sentence embeddings of one tokenized batch: the traced transformer when it
-        loaded (`traced_token_embeddings`), then the model's own pooling and normalization."""
-        if self._traced is None:
+    def _forward(self, batch: dict[str, Any], traced: Any) -> Any:
+        """The sentence embeddings of one tokenized batch: `traced` when there is one (the
+        float32 trace of `traced_token_embeddings`, or the bfloat16 copy of
+        `bf16_token_embeddings`), then the model's own pooling and normalization."""
+        if traced is None:
             return self.model(batch)["sentence_embedding"]
-        return pooled(self.model, batch, self._traced)
+        return pooled(self.model, batch, traced)
 
     @classmethod
     def available(cls) -> bool:
@@ -152,9 +172,17 @@ class LoadedProvider:
         """Vectors as a float32 (len(texts), dimensions) array, L2-normalized.
 
         Raises ModelSpaceMismatch when the provider's answer has the wrong shape."""
+        return self._checked(texts, self.provider.encode)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """`encode` for a read's or a search's signal texts: the provider's own
+        `encode_queries` when it has one (MiniLM's bfloat16 copy), else its `encode`."""
+        return self._checked(texts, getattr(self.provider, "encode_queries", self.provider.encode))
+
+    def _checked(self, texts: list[str], encode: Any) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.provider.dimensions), dtype=np.float32)
-        raw = self.provider.encode(list(texts))
+        raw = encode(list(texts))
         try:
             array = np.asarray(raw, dtype=np.float32)
         except (TypeError, ValueError) as exc:
@@ -314,7 +342,8 @@ def warm_up() -> bool:
     try:
         loaded = load_provider(spec)
         if loaded is not None:  # always, with a spec; says so to the type checker
-            loaded.encode([WARM_UP_TEXT])
+            # The query path: what a web process's requests encode with (in a worker, `encode`).
+            loaded.encode_queries([WARM_UP_TEXT])
     except Exception as exc:  # noqa: BLE001 - whatever failed, the process serves lexically
         state.error = type(exc).__name__
         logger.warning("the embedding provider %s did not load at process start (%s): %s; reads and searches "
@@ -365,6 +394,9 @@ def encoder_status() -> dict[str, Any]:
     torch = sys.modules.get("torch")
     if torch is not None:
         report["torch_threads"] = torch.get_num_threads()
+    precision = getattr(loaded.provider, "query_precision", None)
+    if precision is not None:
+        report["query_precision"] = precision
     return report
 
 

@@ -84,7 +84,7 @@ def pooled(model: Any, batch: dict[str, Any], traced: Any) -> Any:
     return features["sentence_embedding"]
 
 
-def _torch_loaded_first() -> bool:
+def torch_loaded_first() -> bool:
     """Whether torch's C++ library was loaded before usearch's, if both are (sys.modules
     keeps the order of imports). Loaded after usearch, a TorchScript trace never returns
     (atoms/vector_index.py `_index_class`, which imports them in the safe order)."""
@@ -109,7 +109,7 @@ def traced_token_embeddings(model: Any) -> Any:
 
     import torch
 
-    if not _torch_loaded_first():
+    if not torch_loaded_first():
         logger.warning("usearch was loaded before torch in this process; encoding without a trace")
         return None
 

@@ -60,7 +60,7 @@ class FakeVectorsMiniLMQuery:
         # (untimed) call: load_provider is not reentrant, so not from __init__.
         minilm = load_provider(MINILM)
         assert minilm is not None
-        minilm.provider.encode(texts)  # the cost, not the answer
+        minilm.encode_queries(texts)  # the cost of a query's encoding, not the answer
         return self.inner.encode(texts)
 
 
@@ -120,17 +120,17 @@ def index(tenant: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def query_encoding(queries: list[str]) -> dict[str, Any]:
-    """MiniLM's time to encode one query, as prepare() does once per request."""
+    """MiniLM's time to encode one query, as prepare() does once per request (encode_queries)."""
     from atoms.embedding import load_provider
 
     loaded = load_provider(MINILM)
     assert loaded is not None
     for query in queries[:3]:
-        loaded.encode([query])
+        loaded.encode_queries([query])
     samples = []
     for query in queries:
         started = time.perf_counter()
-        loaded.encode([query])
+        loaded.encode_queries([query])
         samples.append(time.perf_counter() - started)
     stats = stats_of(samples)
     progress(f"  MiniLM query encoding: median {stats.median_ms:.1f} ms, p95 {stats.p95_ms:.1f} ms")

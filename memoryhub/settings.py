@@ -425,6 +425,11 @@ ATOMS_VECTOR_INDEX_ROOT: Path | None = (
 # oversubscription) and Celery workers (default 0: torch's own choice, every core).
 ATOMS_TORCH_THREADS = env_int("ATOMS_TORCH_THREADS", 1)
 ATOMS_WORKER_TORCH_THREADS = env_int("ATOMS_WORKER_TORCH_THREADS", 0)
+# Queries encoded with a bfloat16 copy of MiniLM's transformer: "auto" where the CPU has
+# native bfloat16 products, "on", "off" (docs/atoms.md "Query vectors in bfloat16").
+ATOMS_QUERY_BF16 = env_str("ATOMS_QUERY_BF16", "auto")
+if ATOMS_QUERY_BF16 not in ("auto", "on", "off"):
+    raise ImproperlyConfigured(f"ATOMS_QUERY_BF16 must be auto, on or off, not {ATOMS_QUERY_BF16!r}")
 # Events per step of the indexing task: the encoder pads each call to its longest text, so
 # larger calls waste less (docs/atoms.md "Workers"; docs/benchmarks.md "Semantic index").
 ATOMS_INDEX_TASK_STEP = env_int("ATOMS_INDEX_TASK_STEP", 256)

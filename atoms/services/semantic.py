@@ -65,7 +65,7 @@ def prepare(tenant: Tenant, store: AtomStore, kinds: Mapping[str, Sequence[str]]
     if not texts or loaded is None:
         return semantic
     try:
-        matrix = loaded.encode(texts)
+        matrix = loaded.encode_queries(texts)
     except Exception as exc:  # noqa: BLE001 - any failed encode (ModelSpaceMismatch included) is "pending"
         logger.warning("tenant %s: signal encoding failed, recall is lexical: %s", tenant.pk, exc)
         semantic.pending = True

@@ -83,10 +83,10 @@ def test_a_call_computes_few_padding_tokens(minilm, monkeypatch, one_torch_threa
     calls = {"padded": 0, "own": 0}
     forward = provider._forward  # one tokenized batch through the model
 
-    def counted_forward(features):
+    def counted_forward(features, traced):
         calls["padded"] += int(features["attention_mask"].numel())
         calls["own"] += int(features["attention_mask"].sum())
-        return forward(features)
+        return forward(features, traced)
 
     monkeypatch.setattr(provider, "_forward", counted_forward)
     minilm.encode(MIXED * 4)
@@ -108,9 +108,9 @@ def test_a_large_call_never_tokenizes_more_than_a_slice_at_once(minilm, monkeypa
         tokenized.append(len(inputs))
         return preprocess(inputs, *args, **kwargs)
 
-    def counted_forward(features):
+    def counted_forward(features, traced):
         forwarded.append(int(features["attention_mask"].shape[0]))
-        return forward(features)
+        return forward(features, traced)
 
     monkeypatch.setattr(model, "preprocess", counted_preprocess)
     monkeypatch.setattr(provider, "_forward", counted_forward)
@@ -143,9 +143,9 @@ def test_with_several_torch_threads_it_runs_fewer_larger_batches(minilm, monkeyp
     forward = provider._forward  # one tokenized batch through the model
     calls: list[int] = []
 
-    def counted_forward(features):
+    def counted_forward(features, traced):
         calls.append(1)
-        return forward(features)
+        return forward(features, traced)
 
     monkeypatch.setattr(provider, "_forward", counted_forward)
     threads = torch.get_num_threads()

@@ -1,0 +1,106 @@
+"""MiniLM's query encoder in bfloat16 (docs/atoms.md "Query vectors in bfloat16").
+
+A read or a search encodes its signal texts before anything else, and a one-query forward
+streams the whole transformer's float32 weights through the cache: its cost is that of
+the weights more than that of the few tokens. On a CPU with native bfloat16 matrix
+products (AVX512-BF16 or AMX-BF16), a copy of the transformer in bfloat16 reads half the
+bytes and computes on them natively: a LoCoMo question took 5.7 ms instead of 10.1 on the
+development machine (docs/benchmarks.md "Query vectors in bfloat16"). Its vectors are
+within MIN_COSINE of the float32 ones, which stay what indexing writes: the stored vectors
+and every cosine computed from them are unchanged, only the query side moves by less
+than 1e-4.
+
+`ATOMS_QUERY_BF16` decides: `auto` (the default) uses it where the CPU has native
+bfloat16 products, `on` everywhere (emulated elsewhere, and slower), `off` never. Workers
+never build it: they encode what they index, in float32.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any, Final
+
+from atoms.minilm_runtime import CHECK_BATCHES, CHECK_RUNS, TRACE_TEXTS, pooled, torch_loaded_first
+
+logger = logging.getLogger("atoms.embedding")
+
+MODES: Final = ("auto", "on", "off")
+# Every check text's bfloat16 vector must be at least this close (cosine) to its float32
+# one, or the copy is not used. Measured: 0.99994 at the least over 150 LoCoMo questions.
+MIN_COSINE: Final = 0.9995
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices natively (torch's own CPU capabilities)."""
+    import torch
+
+    capabilities = getattr(getattr(torch, "cpu", None), "get_capabilities", None)
+    if capabilities is None:  # an older torch: assume not
+        return False
+    try:
+        found = capabilities()
+    except Exception:  # noqa: BLE001 - a probe that fails means "not known to be there"
+        return False
+    return bool(found.get("avx512_bf16") or found.get("amx_bf16"))
+
+
+def wanted(mode: str) -> bool:
+    """Whether ATOMS_QUERY_BF16 = `mode` asks for the bfloat16 copy on this CPU."""
+    return mode == "on" or (mode == "auto" and native_bf16())
+
+
+def bf16_token_embeddings(model: Any) -> Any | None:
+    """A traced bfloat16 copy of the model's transformer that returns float32 token
+    embeddings (the model's own pooling and normalization follow, in float32), or None.
+
+    Accepted only if, on every check batch and run, the trace gives the very vectors of the
+    copy's own forward, and each of them is within MIN_COSINE of the float32 model's;
+    otherwise, or if the copy cannot be made or traced, None (queries are then encoded in
+    float32), with a warning that names no text. The copy costs about 45 MB."""
+    import warnings
+
+    import torch
+
+    if not torch_loaded_first():
+        logger.warning("usearch was loaded before torch in this process; queries are encoded in float32")
+        return None
+
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, token_type_ids: Any, attention_mask: Any) -> Any:
+            return self.inner(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
+                              return_dict=False)[0].float()
+
+    try:
+        transformer = model[0]
+        bert = getattr(transformer, "model", None)
+        if bert is None:
+            bert = transformer.auto_model
+        twin = TokenEmbeddings(copy.deepcopy(bert).to(torch.bfloat16)).eval()
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)  # as in minilm_runtime's trace
+            warnings.simplefilter("ignore", DeprecationWarning)
+            example = model.preprocess(list(TRACE_TEXTS))
+            traced = torch.jit.trace(twin, (example["input_ids"], example["token_type_ids"], example["attention_mask"]),
+                                     strict=False, check_trace=False)
+        same, close = True, True
+        with torch.inference_mode():
+            for texts in CHECK_BATCHES:
+                check = model.preprocess(list(texts))
+                own = model(dict(check))["sentence_embedding"]
+                eager = pooled(model, check, twin)
+                close = close and bool(((eager * own).sum(dim=1) >= MIN_COSINE).all())
+                for _ in range(CHECK_RUNS):
+                    same = same and torch.equal(pooled(model, check, traced), eager)
+    except Exception as exc:  # noqa: BLE001 - any failure means "encode queries in float32"
+        logger.warning("the bfloat16 query encoder could not be built (%s); queries are encoded in float32",
+                       type(exc).__name__)
+        return None
+    if not (same and close):
+        logger.warning("the bfloat16 query encoder gave other vectors than expected; queries are encoded in float32")
+        return None
+    return traced
