@@ -4,11 +4,11 @@ A read or a search encodes its signal texts before anything else, and a one-quer
 streams the whole transformer's float32 weights through the cache: its cost is that of
 the weights more than that of the few tokens. On a CPU with native bfloat16 matrix
 products (AVX512-BF16 or AMX-BF16), a copy of the transformer in bfloat16 reads half the
-bytes and computes on them natively: a LoCoMo question took 5.7 ms instead of 10.1 on the
-development machine (docs/benchmarks.md "Query vectors in bfloat16"). Its vectors are
-within MIN_COSINE of the float32 ones, which stay what indexing writes: the stored vectors
-and every cosine computed from them are unchanged, only the query side moves by less
-than 1e-4.
+bytes and computes on them natively: a LoCoMo question took 5.6 ms instead of 9.7 on the
+development machine (docs/benchmarks.md "8-bit vector files and queries in bfloat16"). Its
+vectors are within MIN_COSINE of the float32 ones, which stay what indexing writes: the
+stored vectors and every cosine computed from them are unchanged, only the query side
+moves, by less than 1e-4.
 
 `ATOMS_QUERY_BF16` decides: `auto` (the default) uses it where the CPU has native
 bfloat16 products, `on` everywhere (emulated elsewhere, and slower), `off` never. Workers

@@ -85,9 +85,10 @@ def _index_class() -> Any:
 # The file's layout. Its vectors are only searched, never scored: a read's cosines come from
 # the entries' float32 vectors (atoms.services.semantic). Quantized to 8 bits, a search of 2 x
 # 200 keys over 100k MiniLM-wide vectors took about 60 % of the time half floats did, and
-# found as many of the exact top 200 (docs/benchmarks.md "8-bit vector files"). The cosine
-# metric: usearch scales 8-bit vectors by their norms for it, so a hit's score stays the
-# cosine, comparable with the exact scores of the entries newer than the file.
+# found as many of the exact top 200 (docs/benchmarks.md "8-bit vector files and queries in
+# bfloat16"). The cosine metric: usearch scales 8-bit vectors by their norms for it, so a
+# hit's score stays the cosine, comparable with the exact scores of the entries newer than
+# the file.
 FILE_DTYPE = "i8"
 FILE_METRIC = "cos"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from atoms import embedding, minilm_bf16
-from atoms.embedding import encoder_status, forget_providers, load_provider, warm_up
+from atoms.embedding import forget_providers, load_provider
 from atoms.minilm_bf16 import MIN_COSINE, wanted
 from atoms.models import AtomStore
 
@@ -74,12 +74,6 @@ def test_a_search_encodes_its_query_with_the_query_encoder(minilm_with, acme):
     semantic = prepare(acme, store, {"query": [QUERIES[1]]})
     assert np.array_equal(semantic.vectors[QUERIES[1]], loaded.encode_queries([QUERIES[1]])[0])
     assert not np.array_equal(semantic.vectors[QUERIES[1]], loaded.encode([QUERIES[1]])[0])
-
-
-def test_healthz_says_how_queries_are_encoded(minilm_with, settings):
-    minilm_with("on")
-    assert warm_up() is True
-    assert encoder_status()["query_precision"] == "bfloat16"
 
 
 @pytest.mark.parametrize(("mode", "native", "expected"), [
