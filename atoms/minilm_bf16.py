@@ -50,6 +50,18 @@ def wanted(mode: str) -> bool:
     return mode == "on" or (mode == "auto" and native_bf16())
 
 
+def _bf16_copy(torch: Any, module: Any) -> Any:
+    """`module` copied with its floating-point parameters and buffers in bfloat16. The copy
+    is made from the converted tensors directly: a plain deep copy would first duplicate
+    every float32 weight (about 90 MB more at the peak). Integer buffers are shared."""
+    memo: dict[int, Any] = {}
+    for parameter in module.parameters():
+        memo[id(parameter)] = torch.nn.Parameter(parameter.detach().to(torch.bfloat16), requires_grad=False)
+    for buffer in module.buffers():
+        memo[id(buffer)] = buffer.to(torch.bfloat16) if buffer.is_floating_point() else buffer
+    return copy.deepcopy(module, memo)
+
+
 def bf16_token_embeddings(model: Any) -> Any | None:
     """A traced bfloat16 copy of the model's transformer that returns float32 token
     embeddings (the model's own pooling and normalization follow, in float32), or None.
@@ -57,7 +69,8 @@ def bf16_token_embeddings(model: Any) -> Any | None:
     Accepted only if, on every check batch and run, the trace gives the very vectors of the
     copy's own forward, and each of them is within MIN_COSINE of the float32 model's;
     otherwise, or if the copy cannot be made or traced, None (queries are then encoded in
-    float32), with a warning that names no text. The copy costs about 45 MB."""
+    float32), with a warning that names no text. A web process holds about 105 MB more with
+    it (docs/benchmarks.md "8-bit vector files and queries in bfloat16")."""
     import warnings
 
     import torch
@@ -80,7 +93,7 @@ def bf16_token_embeddings(model: Any) -> Any | None:
         bert = getattr(transformer, "model", None)
         if bert is None:
             bert = transformer.auto_model
-        twin = TokenEmbeddings(copy.deepcopy(bert).to(torch.bfloat16)).eval()
+        twin = TokenEmbeddings(_bf16_copy(torch, bert)).eval()
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)  # as in minilm_runtime's trace
             warnings.simplefilter("ignore", DeprecationWarning)
