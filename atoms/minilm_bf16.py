@@ -21,7 +21,15 @@ import copy
 import logging
 from typing import Any, Final
 
-from atoms.minilm_runtime import CHECK_BATCHES, CHECK_RUNS, TRACE_TEXTS, pooled, torch_loaded_first
+from atoms.minilm_runtime import (
+    CHECK_BATCHES,
+    CHECK_RUNS,
+    pooled,
+    token_embeddings,
+    torch_loaded_first,
+    trace,
+    transformer_of,
+)
 
 logger = logging.getLogger("atoms.embedding")
 
@@ -71,35 +79,14 @@ def bf16_token_embeddings(model: Any) -> Any | None:
     otherwise, or if the copy cannot be made or traced, None (queries are then encoded in
     float32), with a warning that names no text. A web process holds about 105 MB more with
     it (docs/benchmarks.md "8-bit vector files and queries in bfloat16")."""
-    import warnings
-
     import torch
 
     if not torch_loaded_first():
         logger.warning("usearch was loaded before torch in this process; queries are encoded in float32")
         return None
-
-    class TokenEmbeddings(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, token_type_ids: Any, attention_mask: Any) -> Any:
-            return self.inner(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
-                              return_dict=False)[0].float()
-
     try:
-        transformer = model[0]
-        bert = getattr(transformer, "model", None)
-        if bert is None:
-            bert = transformer.auto_model
-        twin = TokenEmbeddings(_bf16_copy(torch, bert)).eval()
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)  # as in minilm_runtime's trace
-            warnings.simplefilter("ignore", DeprecationWarning)
-            example = model.preprocess(list(TRACE_TEXTS))
-            traced = torch.jit.trace(twin, (example["input_ids"], example["token_type_ids"], example["attention_mask"]),
-                                     strict=False, check_trace=False)
+        twin = token_embeddings(_bf16_copy(torch, transformer_of(model)), to_float32=True)
+        traced = trace(twin, model)
         same, close = True, True
         with torch.inference_mode():
             for texts in CHECK_BATCHES:

@@ -94,6 +94,50 @@ def torch_loaded_first() -> bool:
     return "torch._C" in sys.modules and names.index("torch._C") < names.index("usearch.compiled")
 
 
+def transformer_of(model: Any) -> Any:
+    """The model's BERT transformer (sentence-transformers names it `model` or `auto_model`)."""
+    transformer = model[0]
+    bert = getattr(transformer, "model", None)
+    return bert if bert is not None else transformer.auto_model
+
+
+def token_embeddings(bert: Any, *, to_float32: bool = False) -> Any:
+    """`bert` as a module of three tensors (ids, token types, mask) that returns its token
+    embeddings, cast to float32 with `to_float32` (the bfloat16 copy of atoms/minilm_bf16.py)."""
+    import torch
+
+    # Defined here, where torch is imported: the module is imported by processes without torch.
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, token_type_ids: Any, attention_mask: Any) -> Any:
+            out = self.inner(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
+                             return_dict=False)[0]
+            return out.float() if to_float32 else out
+
+    return TokenEmbeddings(bert)
+
+
+def trace(module: Any, model: Any) -> Any:
+    """`module` (of `token_embeddings`) traced with TorchScript on TRACE_TEXTS tokenized by
+    `model`. Raises whatever tracing raises; the caller checks what the trace gives."""
+    import warnings
+
+    import torch
+
+    with torch.no_grad(), warnings.catch_warnings():
+        # The tracer warns that values it read as Python numbers become constants, and that
+        # torch.jit is deprecated: the callers' checks are what decide (and a torch that
+        # drops tracing falls back). check_trace: the tracer's own re-run; ours are stricter.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        example = model.preprocess(list(TRACE_TEXTS))
+        return torch.jit.trace(module, (example["input_ids"], example["token_type_ids"], example["attention_mask"]),
+                               strict=False, check_trace=False)
+
+
 def traced_token_embeddings(model: Any) -> Any:
     """The model's transformer (BERT) traced with torch.jit, or None: one call into
     TorchScript instead of about 120 Python module calls and the library's wrappers around
@@ -105,39 +149,13 @@ def traced_token_embeddings(model: Any) -> Any:
     on every check batch and run (CHECK_BATCHES, CHECK_RUNS); otherwise, or if tracing fails
     (another library version, another model layout), None: the model's own forward is used,
     with a warning that names no text. Either way the vectors are the same."""
-    import warnings
-
     import torch
 
     if not torch_loaded_first():
         logger.warning("usearch was loaded before torch in this process; encoding without a trace")
         return None
-
-    # Defined here, where torch is imported: the module is imported by processes without torch.
-    class TokenEmbeddings(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, token_type_ids: Any, attention_mask: Any) -> Any:
-            return self.inner(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
-                              return_dict=False)[0]
-
     try:
-        transformer = model[0]
-        bert = getattr(transformer, "model", None)
-        if bert is None:
-            bert = transformer.auto_model
-        with torch.no_grad(), warnings.catch_warnings():
-            # The tracer warns that values it read as Python numbers become constants, and
-            # that torch.jit is deprecated: the check below is what decides (and a torch that
-            # drops tracing falls back). check_trace: the tracer's own re-run; ours is stricter.
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            example = model.preprocess(list(TRACE_TEXTS))
-            traced = torch.jit.trace(TokenEmbeddings(bert), (example["input_ids"], example["token_type_ids"],
-                                                             example["attention_mask"]),
-                                     strict=False, check_trace=False)
+        traced = trace(token_embeddings(transformer_of(model)), model)
         same = True
         with torch.inference_mode():
             for texts in CHECK_BATCHES:
