@@ -27,7 +27,7 @@ from django.utils.module_loading import import_string
 
 from atoms.core.canonical import canonical
 from atoms.core.embedding import EmbeddingProvider, FakeHashProvider, index_config
-from atoms.minilm_bf16 import bf16_token_embeddings, wanted
+from atoms.minilm_bf16 import bf16_token_embeddings, bf16_wanted
 from atoms.minilm_runtime import (
     BATCH_OVERHEAD_TOKENS,
     BATCH_OVERHEAD_TOKENS_THREADED,
@@ -100,7 +100,7 @@ class MiniLMProvider:
         # Web processes encode queries with a bfloat16 copy where ATOMS_QUERY_BF16 asks for
         # one (atoms/minilm_bf16.py); workers only index, in float32.
         self._query_traced = (bf16_token_embeddings(self.model)
-                              if not IN_WORKER and wanted(settings.ATOMS_QUERY_BF16) else None)
+                              if not IN_WORKER and bf16_wanted(settings.ATOMS_QUERY_BF16) else None)
 
     @property
     def query_precision(self) -> str:

@@ -5,14 +5,14 @@ streams the whole transformer's float32 weights through the cache: its cost is t
 the weights more than that of the few tokens. On a CPU with native bfloat16 matrix
 products (AVX512-BF16 or AMX-BF16), a copy of the transformer in bfloat16 reads half the
 bytes and computes on them natively: a LoCoMo question took 5.6 ms instead of 9.7 on the
-development machine (docs/benchmarks.md "8-bit vector files and queries in bfloat16"). Its
-vectors are within MIN_COSINE of the float32 ones, which stay what indexing writes: the
-stored vectors and every cosine computed from them are unchanged, only the query side
-moves, by less than 1e-4.
+development machine (docs/benchmarks.md "8-bit vector files and queries in bfloat16"). A
+query's vector keeps a cosine of at least MIN_COSINE to its float32 one (0.99994 measured
+at the least); the float32 vectors stay what indexing writes, so the stored vectors and
+every cosine computed from them are unchanged and only the query side moves.
 
 `ATOMS_QUERY_BF16` decides: `auto` (the default) uses it where the CPU has native
-bfloat16 products, `on` everywhere (emulated elsewhere, and slower), `off` never. Workers
-never build it: they encode what they index, in float32.
+bfloat16 products, `on` everywhere (emulated elsewhere: not measured here), `off` never.
+Workers never build it: they encode what they index, in float32.
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from atoms.minilm_runtime import (
     pooled,
     token_embeddings,
     torch_loaded_first,
-    trace,
+    trace_transformer,
     transformer_of,
 )
 
 logger = logging.getLogger("atoms.embedding")
 
-MODES: Final = ("auto", "on", "off")
 # Every check text's bfloat16 vector must be at least this close (cosine) to its float32
 # one, or the copy is not used. Measured: 0.99994 at the least over 150 LoCoMo questions.
 MIN_COSINE: Final = 0.9995
@@ -53,15 +52,15 @@ def native_bf16() -> bool:
     return bool(found.get("avx512_bf16") or found.get("amx_bf16"))
 
 
-def wanted(mode: str) -> bool:
+def bf16_wanted(mode: str) -> bool:
     """Whether ATOMS_QUERY_BF16 = `mode` asks for the bfloat16 copy on this CPU."""
     return mode == "on" or (mode == "auto" and native_bf16())
 
 
 def _bf16_copy(torch: Any, module: Any) -> Any:
     """`module` copied with its floating-point parameters and buffers in bfloat16. The copy
-    is made from the converted tensors directly: a plain deep copy would first duplicate
-    every float32 weight (about 90 MB more at the peak). Integer buffers are shared."""
+    is made from the converted tensors directly: a plain deep copy first duplicated every
+    float32 weight (a peak 26 MB higher, measured). Integer buffers are shared."""
     memo: dict[int, Any] = {}
     for parameter in module.parameters():
         memo[id(parameter)] = torch.nn.Parameter(parameter.detach().to(torch.bfloat16), requires_grad=False)
@@ -86,7 +85,7 @@ def bf16_token_embeddings(model: Any) -> Any | None:
         return None
     try:
         twin = token_embeddings(_bf16_copy(torch, transformer_of(model)), to_float32=True)
-        traced = trace(twin, model)
+        traced = trace_transformer(twin, model)
         same, close = True, True
         with torch.inference_mode():
             for texts in CHECK_BATCHES:
@@ -100,7 +99,10 @@ def bf16_token_embeddings(model: Any) -> Any | None:
         logger.warning("the bfloat16 query encoder could not be built (%s); queries are encoded in float32",
                        type(exc).__name__)
         return None
-    if not (same and close):
-        logger.warning("the bfloat16 query encoder gave other vectors than expected; queries are encoded in float32")
+    if not close:
+        logger.warning("the bfloat16 query vectors strayed from the float32 ones; queries are encoded in float32")
+        return None
+    if not same:
+        logger.warning("the traced bfloat16 query encoder differs from its own forward; queries are encoded in float32")
         return None
     return traced

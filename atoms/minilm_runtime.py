@@ -120,7 +120,7 @@ def token_embeddings(bert: Any, *, to_float32: bool = False) -> Any:
     return TokenEmbeddings(bert)
 
 
-def trace(module: Any, model: Any) -> Any:
+def trace_transformer(module: Any, model: Any) -> Any:
     """`module` (of `token_embeddings`) traced with TorchScript on TRACE_TEXTS tokenized by
     `model`. Raises whatever tracing raises; the caller checks what the trace gives."""
     import warnings
@@ -155,7 +155,7 @@ def traced_token_embeddings(model: Any) -> Any:
         logger.warning("usearch was loaded before torch in this process; encoding without a trace")
         return None
     try:
-        traced = trace(token_embeddings(transformer_of(model)), model)
+        traced = trace_transformer(token_embeddings(transformer_of(model)), model)
         same = True
         with torch.inference_mode():
             for texts in CHECK_BATCHES:

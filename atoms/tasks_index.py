@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from celery import shared_task
 from celery.signals import worker_init
@@ -65,7 +64,8 @@ def index_update(tenant_id: int, policy: str) -> dict[str, object]:
 @shared_task(name="atoms.index_sweep")
 def index_sweep() -> dict[str, int]:
     """Every minute: queue index_update for each served policy with a backlog (a write whose
-    task was lost still gets indexed), and refresh vector files that fell behind."""
+    task was lost still gets indexed), and refresh vector files that fell behind, are
+    missing, or have an earlier layout (docs/atoms.md "Semantic index")."""
     queued = refreshed = 0
     for store in AtomStore.objects.select_related("tenant"):
         if not has_provider(store):
@@ -86,16 +86,19 @@ def index_sweep() -> dict[str, int]:
         snapshot = VectorIndexSnapshot.objects.filter(tenant=store.tenant, config=loaded.config).first()
         newest = IndexEntry.objects.filter(tenant=store.tenant, config=loaded.config).order_by("-id").first()
         behind = newest is not None and (snapshot is None or newest.id > snapshot.built_through)
-        # A file of an earlier layout answers, more slowly, until a refresh rebuilds it.
-        stale_layout = snapshot is not None and Path(snapshot.path).exists() and not current_layout(snapshot.path)
-        if behind or stale_layout or VectorTombstone.objects.filter(tenant=store.tenant, config=loaded.config).exists():
-            enqueue_now(refresh_vectors, store.tenant_id, loaded.config)
+        # A file of an earlier layout answers, more slowly, until a refresh rebuilds it; a
+        # missing one leaves only the newest entries to the semantic channel.
+        rebuild = snapshot is not None and not current_layout(snapshot.path)
+        if behind or rebuild or VectorTombstone.objects.filter(tenant=store.tenant, config=loaded.config).exists():
+            # Without waiting: a rebuild still at work from an earlier sweep is left to finish.
+            enqueue_now(refresh_vectors, store.tenant_id, loaded.config, wait=False)
             refreshed += 1
     return {"queued": queued, "refreshed": refreshed}
 
 
 @shared_task(name="atoms.refresh_vectors", autoretry_for=(OperationalError,), max_retries=3, retry_backoff=5)
-def refresh_vectors(tenant_id: int, config: str, full: bool = False) -> dict[str, object]:
-    """Bring the tenant's vector index file up to date (from scratch with `full`)."""
-    snapshot = refresh(tenant_id, config, full=full)
+def refresh_vectors(tenant_id: int, config: str, full: bool = False, wait: bool = True) -> dict[str, object]:
+    """Bring the tenant's vector index file up to date (from scratch with `full`); without
+    `wait`, skip it while another refresh holds the file (atoms.vector_index.refresh)."""
+    snapshot = refresh(tenant_id, config, full=full, wait=wait)
     return {"version": snapshot.version if snapshot else None}

@@ -54,12 +54,18 @@ def _file(tenant_id: int, config: str) -> Path | None:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the file's lock; yields False at once, without it, when `wait` is off and
+    another process holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
@@ -82,13 +88,13 @@ def _index_class() -> Any:
     return Index
 
 
-# The file's layout. Its vectors are only searched, never scored: a read's cosines come from
-# the entries' float32 vectors (atoms.services.semantic). Quantized to 8 bits, a search of 2 x
-# 200 keys over 100k MiniLM-wide vectors took about 60 % of the time half floats did, and
-# found as many of the exact top 200 (docs/benchmarks.md "8-bit vector files and queries in
-# bfloat16"). The cosine metric: usearch scales 8-bit vectors by their norms for it, so a
-# hit's score stays the cosine, comparable with the exact scores of the entries newer than
-# the file.
+# The file's layout. The file only finds candidates: a read's cosines come from the entries'
+# float32 vectors (atoms.services.semantic), and a hit's score from the file only orders the
+# hits. Quantized to 8 bits, a search for 2 x 200 keys over 100k MiniLM-wide vectors took
+# 44-58 % of the time half floats did, and found nearly as many of the exact top 200
+# (docs/benchmarks.md "8-bit vector files and queries in bfloat16"). The cosine metric:
+# usearch scales 8-bit vectors by their norms for it, so a hit's score stays the cosine,
+# comparable with the exact scores of the entries newer than the file.
 FILE_DTYPE = "i8"
 FILE_METRIC = "cos"
 
@@ -99,36 +105,49 @@ def _new_index(dimensions: int) -> Any:
                  expansion_search=EXPANSION_SEARCH)
 
 
-def file_layout(path: Path | str) -> tuple[str, str] | None:
-    """(scalar kind, metric) of the vector file at `path` as usearch names them, lower case
-    ("i8", "cos"), or None when usearch cannot read its header."""
+def _header(path: Path | str) -> tuple[Any, Any] | None:
+    """(ScalarKind, MetricKind) of the vector file at `path`, or None when usearch cannot
+    read its header (a missing or damaged file)."""
     Index = _index_class()  # torch first (`_index_class`)
     try:
         meta = Index.metadata(str(path))
     except (OSError, RuntimeError, ValueError):
         return None
-    if not meta:
-        return None
-    return meta["kind_scalar"].name.lower(), meta["kind_metric"].name.lower()
+    return (meta["kind_scalar"], meta["kind_metric"]) if meta else None
+
+
+def file_layout(path: Path | str) -> tuple[str, str] | None:
+    """(scalar kind, metric) of the vector file at `path` as usearch names them, lower case
+    ("i8", "cos"), or None when its header cannot be read."""
+    header = _header(path)
+    return None if header is None else (header[0].name.lower(), header[1].name.lower())
 
 
 def current_layout(path: Path | str) -> bool:
-    """Whether the file at `path` has this version's layout (FILE_DTYPE, FILE_METRIC). A file
-    of another one (half floats and inner products before) still answers searches; the
-    next refresh builds it whole, and the index sweep asks for one (atoms/tasks_index.py)."""
-    return file_layout(path) == (FILE_DTYPE, FILE_METRIC)
+    """Whether the file at `path` has this version's layout (FILE_DTYPE, FILE_METRIC),
+    compared as usearch's own enum values. A file of another one (half floats and inner
+    products before) still answers searches; the next refresh builds it whole, and the index
+    sweep asks for one (atoms/tasks_index.py), as it does for a missing file."""
+    header = _header(path)  # imports torch, then usearch (`_index_class`)
+    from usearch.index import MetricKind, ScalarKind
+
+    return header is not None and header == (ScalarKind.I8, MetricKind.Cos)
 
 
-def refresh(tenant_id: int, config: str, *, full: bool = False) -> VectorIndexSnapshot | None:
+def refresh(tenant_id: int, config: str, *, full: bool = False, wait: bool = True) -> VectorIndexSnapshot | None:
     """Bring the file of (tenant, config) up to the newest entry; `full` rebuilds it from the
-    entries alone (after a purge). Returns the snapshot row, or None without an index root
-    or entries."""
+    entries alone (after a purge), and so does a file of an earlier layout. Without `wait`, it
+    returns the snapshot row as it stands when another refresh holds the file (the index
+    sweep: a rebuild can outlast a sweep's minute). Returns the snapshot row, or None without
+    an index root or entries."""
     path = _file(tenant_id, config)
     if path is None:
         return None
     Index = _index_class()
 
-    with _locked(path):
+    with _locked(path, wait=wait) as held:
+        if not held:  # another refresh is at work on this file: it is the one to wait for
+            return VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
         snapshot = VectorIndexSnapshot.objects.filter(tenant_id=tenant_id, config=config).first()
         entries = IndexEntry.objects.filter(tenant_id=tenant_id, config=config)
         newest = entries.aggregate(top=Max("id"))["top"] or 0
@@ -219,7 +238,7 @@ def _open(snapshot: _Snapshot) -> Any:
 
 
 def nearest(tenant_id: int, config: str, queries: np.ndarray, k: int) -> dict[int, float]:
-    """Up to `k` entries per query vector, merged: entry id → its best inner product over the
+    """Up to `k` entries per query vector, merged: entry id → its best cosine over the
     queries. Approximate for the part in the file, exact for the newer entries."""
     best: dict[int, float] = {}
     for hits in nearest_each(tenant_id, config, queries, k)[0]:
@@ -236,8 +255,8 @@ def forget_opened() -> None:
 
 
 def nearest_each(tenant_id: int, config: str, queries: np.ndarray, k: int) -> tuple[list[dict[int, float]], bool, int]:
-    """For each query vector, up to `k` entries with their best inner product (entry id →
-    score), plus whether the file (an approximate HNSW search) was used and how many entries
+    """For each query vector, up to `k` entries with their best cosine (entry id → score;
+    approximate from the file, exact for the newer entries), plus whether the file (an approximate HNSW search) was used and how many entries
     the search could reach at most (file vectors + newer entries scanned exactly)."""
     out: list[dict[int, float]] = [{} for _ in range(len(queries))]
     if len(queries) == 0 or k <= 0:

