@@ -172,6 +172,9 @@ class _Lookup:
     # (`Revision.is_unquarantined_active_head`).
     late: bool = False
     limit: int = 0
+    # A late common-term lookup (`_common_term`): its window of postings may have held hidden
+    # heads, so it is made again whenever one was dropped and fewer than k remain.
+    windowed: bool = False
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
@@ -204,10 +207,12 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
         if lookup.late:
             joined = per_text[i]
             per_text[i] = [row for row in joined if row.is_unquarantined_active_head][:lookup.k]
-            # The lookup returned its full limit, so more heads may rank next. (A posting whose
-            # revision row were missing would make `joined` short and skip this; the index is
-            # kept in the write transaction, docs/atoms.md "Lexical index", so none is.)
-            if len(per_text[i]) < lookup.k and len(joined) >= lookup.limit:
+            # The lookup returned its full limit, so more heads may rank next; or hidden heads
+            # took places in a common term's window. (A posting whose revision row were
+            # missing would make `joined` short and skip this; the index is kept in the write
+            # transaction, docs/atoms.md "Lexical index", so none is.)
+            dropped = len(joined) > len(per_text[i])
+            if len(per_text[i]) < lookup.k and (len(joined) >= lookup.limit or (lookup.windowed and dropped)):
                 exact = lookup_of(texts[i], False)
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))
@@ -264,7 +269,7 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
     if not kept:  # every term is common: the rarest one still ranks (first seen on ties)
         return _common_term(tenant_id=tenant_id, term=min(present, key=lambda t: stats.df[t]), skipped=len(present) > 1,
                             avgdl=stats.avgdl or 1.0, read_policies=read_policies, require_approval=require_approval,
-                            k=k)
+                            k=k, late=late)
     skipped = len(kept) < len(present)
     avgdl = stats.avgdl or 1.0
     weight, weight_params = _weights(kept, [stats.idf(term) for term in kept])
@@ -291,22 +296,28 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
 
 
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
-                 require_approval: bool, k: int) -> _Lookup:
+                 require_approval: bool, k: int, late: bool = False) -> _Lookup:
     """The lookup of one term held by more than SKIP_DOCS heads. Its BM25 weight rises with tf
     and falls with length, so the best heads are among the first postings in (tf descending,
     length ascending) order, which the lookup index gives directly: the COMMON_SCAN * k first
     of them (per policy) are ranked, never the whole list. Approximate by construction: a long
-    head with a high tf can come before a short one that scores more."""
+    head with a high tf can come before a short one that scores more.
+
+    Without `late`, eligibility is joined inside each policy's scan, before its limit: a row
+    look-up per scanned posting. `late` (as for `_lookup`): the scan reads the lookup index
+    alone, and only the best k + LATE_MARGIN are joined to their rows, visible or not; the
+    window of COMMON_SCAN * k postings then counts those of quarantined heads too
+    (docs/atoms.md "Candidates")."""
     posting = LexicalPosting._meta.db_table
     scan = COMMON_SCAN * k
-    # Eligibility is joined inside each policy's scan, before its limit (never after).
+    joined = "" if late else f"JOIN atoms_revision r ON r.id = p.revision_id AND {visible_sql(require_approval)} "
     parts = " UNION ALL ".join(
-        [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p "  # noqa: S608
-         f"JOIN atoms_revision r ON r.id = p.revision_id "
-         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s AND {visible_sql(require_approval)} "
+        [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p {joined}"  # noqa: S608
+         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s "
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    # The best k are chosen before the whole rows are joined: k row look-ups, not
-    # COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId).
+    # The best ones are chosen before the whole rows are joined: k (or k + LATE_MARGIN) row
+    # look-ups, not COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId).
+    limit = k + LATE_MARGIN if late else k
     best = (f"SELECT b.atom_id, b.revision_id, "  # noqa: S608
             f"CAST(b.tf AS DOUBLE PRECISION) / (b.tf + {_FLOAT} + {_FLOAT} * b.length) AS o "
             f"FROM ({parts}) b ORDER BY o DESC, b.atom_id LIMIT %s")
@@ -315,8 +326,9 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     params: list[Any] = [K1 * (1.0 - B), K1 * B / avgdl]
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
-    params.append(k)
-    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True)
+    params.append(limit)
+    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True, late=late, limit=limit,
+                   windowed=late)
 
 
 def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
