@@ -22,11 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.db import connection
 
 from atoms.core.bm25 import K1, B, Statistics, query_terms
+from atoms.core.canonical import sha256_hex
 from atoms.core.text import is_blank
-from atoms.models import LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.models import IndexEntry, LexicalCorpus, LexicalPosting, LexicalTerm, Revision
 from atoms.services.hits import Hits
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns, visible_sql
 from memoryhub.prepared import one_of, prepared_cursor
@@ -178,21 +180,24 @@ class _Lookup:
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
-                    require_approval: bool, k: int) -> Hits:
+                    require_approval: bool, k: int, vectors: str | None = None) -> Hits:
     """The top `k` eligible heads of one text by BM25, ties by atomId: one query, or two when
     hidden heads crowd its best k + LATE_MARGIN (`lexical_channels`)."""
     return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
-                            require_approval=require_approval, k=k)[0]
+                            require_approval=require_approval, k=k, vectors=vectors)[0]
 
 
 def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics, read_policies: Sequence[str],
-                     require_approval: bool, k: int) -> list[Hits]:
+                     require_approval: bool, k: int, vectors: str | None = None) -> list[Hits]:
     """The lexical channel of each text (`lexical_channel`), every lookup in one statement: a
     UNION ALL of one ranked, limited lookup per text (each statement is a PostgreSQL round
     trip; docs/atoms.md "Read path costs"). Each lookup keeps its own ORDER BY and LIMIT, and
     its rows come back in that order, so a text's hits are those of its own statement. A late
     lookup whose best groups held too many hidden heads is made again, visibility first, in
-    one more statement for all such texts."""
+    one more statement for all such texts.
+
+    `vectors`: an embedding config whose index entries come with the rows (`Hits.vectors`),
+    so that scoring these hits reads no entry again (docs/atoms.md "Read path costs")."""
     def lookup_of(text: str, late: bool) -> Hits | _Lookup:
         return _lookup(tenant_id=tenant_id, text=text, stats=stats, read_policies=read_policies,
                        require_approval=require_approval, k=k, late=late)
@@ -201,7 +206,7 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     lookups = [(i, one) for i, one in enumerate(planned) if isinstance(one, _Lookup)]
     if not lookups:
         return [one for one in planned if isinstance(one, Hits)]
-    per_text = _run(lookups)
+    per_text, entries = _run(lookups, vectors)
     again: list[tuple[int, _Lookup]] = []
     for i, lookup in lookups:
         if lookup.late:
@@ -217,7 +222,9 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))
     if again:
-        per_text.update(_run(again))
+        more, more_entries = _run(again, vectors)
+        per_text.update(more)
+        entries.update(more_entries)
     out: list[Hits] = []
     for i, planned_one in enumerate(planned):
         if isinstance(planned_one, Hits):
@@ -225,29 +232,48 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
             continue
         rows = per_text[i]
         out.append(Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= planned_one.k,
-                        skipped=planned_one.skipped, approximate=planned_one.approximate, rows={r.id: r for r in rows}))
+                        skipped=planned_one.skipped, approximate=planned_one.approximate, rows={r.id: r for r in rows},
+                        vectors={r.id: entries[r.id] for r in rows} if vectors is not None else {}))
     return out
 
 
-def _run(lookups: Sequence[tuple[int, _Lookup]]) -> dict[int, list[Revision]]:
-    """Run these lookups as one UNION ALL statement: each text's rows, best first."""
+def _run(lookups: Sequence[tuple[int, _Lookup]], vectors: str | None = None
+         ) -> tuple[dict[int, list[Revision]], dict[str, np.ndarray | None]]:
+    """Run these lookups as one UNION ALL statement: each text's rows, best first; with
+    `vectors` (a config), also revision id → the vectors of the row's valid entry under it, or
+    None when it has none (`valid_vectors`' rule: config, policy and text hash match)."""
     parts: list[str] = []
     params: list[Any] = []
+    entry = IndexEntry._meta.db_table
     for i, lookup in lookups:
         # The rank is numbered over the lookup's own rows, by its own order.
-        parts.append(f"SELECT {i} AS c, ROW_NUMBER() OVER (ORDER BY l{i}.o DESC, l{i}.atom_id) AS n, "  # noqa: S608
-                     f"{revision_columns(f'l{i}')} FROM ({lookup.sql}) l{i}")
-        params += lookup.params
-    with prepared_cursor() as cursor:
+        select = (f"SELECT {i} AS c, ROW_NUMBER() OVER (ORDER BY l{i}.o DESC, l{i}.atom_id) AS n, "
+                  f"{revision_columns(f'l{i}')}")
+        if vectors is None:
+            parts.append(f"{select} FROM ({lookup.sql}) l{i}")
+            params += lookup.params
+            continue
+        # An atom has at most one entry per config (atoms_entry_unique): the join adds no row.
+        e = f"e{i}."
+        parts.append(f"{select}, {e}policy, {e}text_hash, {e}count, {e}dimensions, {e}vectors "
+                     f"FROM ({lookup.sql}) l{i} LEFT JOIN {entry} e{i} ON {e}tenant_id = l{i}.tenant_id "
+                     f"AND {e}atom_id = l{i}.atom_id AND {e}config = %s AND {IndexEntry.INTACT_SQL.format(e=e)}")
+        params += [*lookup.params, vectors]
+    with prepared_cursor(binary=vectors is not None) as cursor:  # 1.5 KB of vectors a row
         cursor.execute(" UNION ALL ".join(parts), params)
         found = cursor.fetchall()
     found.sort(key=lambda row: (row[0], row[1]))  # by text, then rank: no server sort of whole rows
     width = len(ATTNAMES)
     revisions = build_revisions(row[2:2 + width] for row in found)
     per_text: dict[int, list[Revision]] = {i: [] for i, _ in lookups}
+    entries: dict[str, np.ndarray | None] = {}
     for row, revision in zip(found, revisions, strict=True):
         per_text[row[0]].append(revision)
-    return per_text
+        if vectors is not None:
+            policy, text_hash, count, dimensions, blob = row[2 + width:]
+            valid = blob is not None and policy == revision.policy and text_hash == sha256_hex(revision.body)
+            entries[revision.id] = IndexEntry.unpack(blob, count, dimensions) if valid else None
+    return per_text, entries
 
 
 def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
@@ -356,8 +382,13 @@ def two_channel_candidates(*, tenant: Tenant, kinds: Mapping[str, Sequence[str]]
 
     stats = load_statistics(tenant.pk, read_policies, signal_terms(kinds))
     texts = channel_texts(kinds)
+    # With signal vectors, the lexical hits' entries come with their rows (`Semantic.known`).
+    config = semantic.loaded.config if semantic is not None and semantic.active else None
     lexical = lexical_channels(tenant_id=tenant.pk, texts=texts, stats=stats, read_policies=read_policies,
-                               require_approval=require_approval, k=lexical_k)
+                               require_approval=require_approval, k=lexical_k, vectors=config)
+    if config is not None:
+        for hits in lexical:
+            semantic.known.update(hits.vectors)
     near = semantic_channel(tenant=tenant, semantic=semantic, texts=texts, read_policies=read_policies,
                             require_approval=require_approval, k=semantic_k)
     refs, cut = union(list(zip(lexical, near, strict=True)), limit)

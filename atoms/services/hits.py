@@ -16,3 +16,6 @@ class Hits:
     # Revision id → the whole row, read with the hits (both channels do: the core's re-read
     # then costs no query; docs/atoms.md "Read path costs").
     rows: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Revision id → the vectors of the row's valid index entry, or None without one, when the
+    # channel read them with the rows (the lexical channel does when signals were encoded).
+    vectors: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -38,9 +38,9 @@ class Semantic:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     configured: bool = False
     pending: bool = False
-    # Revision id → vectors of a valid entry, for heads the semantic channel read with their
-    # entry in this request's snapshot: `cosines` needs no query for them.
-    known: dict[str, np.ndarray] = field(default_factory=dict)
+    # Revision id → vectors of a valid entry, or None for none, for heads a channel read with
+    # their entry in this request's snapshot: `cosines` needs no query for them.
+    known: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -160,7 +160,7 @@ def cosines(tenant: Tenant, semantic: Semantic, revisions: Sequence[Revision]) -
         return lambda revision: (lambda text: None)
     assert semantic.loaded is not None
     known = semantic.known
-    entries = {r.atom_id: known[r.id] for r in revisions if r.id in known}
+    entries = {r.atom_id: matrix for r in revisions if (matrix := known.get(r.id)) is not None}
     entries.update(valid_vectors(tenant, semantic.loaded.config, [r for r in revisions if r.id not in known]))
     # An entry with no vectors (an empty text) is valid but has nothing to compare.
     matrices = {atom_id: matrix for atom_id, matrix in entries.items() if len(matrix)}

@@ -214,7 +214,7 @@ def test_the_late_lookup_answers_what_visibility_before_the_limit_answers(I, acm
                   "require_approval": False, "k": k}
         late, exact = provider._lookup(late=True, **common), provider._lookup(**common)
         assert isinstance(late, provider._Lookup) and isinstance(exact, provider._Lookup) and late.late
-        runs = provider._run([(0, late)]), provider._run([(0, exact)])
+        runs = provider._run([(0, late)])[0], provider._run([(0, exact)])[0]
         assert [r.id for r in runs[0][0] if r.is_unquarantined_active_head][:k] == [r.id for r in runs[1][0]]
         assert len(runs[1][0]) == min(k, 6)
 
@@ -233,7 +233,7 @@ def test_a_late_common_term_lookup_answers_what_the_joined_scan_answers(I, acme,
         late, exact = provider._lookup(late=True, **common), provider._lookup(**common)
         assert isinstance(late, provider._Lookup) and isinstance(exact, provider._Lookup)
         assert late.late and late.windowed and late.limit == k + provider.LATE_MARGIN and not exact.late
-        ranked = provider._run([(0, late)])[0], provider._run([(0, exact)])[0]
+        ranked = provider._run([(0, late)])[0][0], provider._run([(0, exact)])[0][0]
         assert [r.id for r in ranked[0]][:k] == [r.id for r in ranked[1]]
         assert len(ranked[1]) == min(k, 12, scan * k)
 

@@ -19,7 +19,7 @@ def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_an
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL only (set DATABASE_URL to a postgres:// URL): SQLite prepares nothing on a server")
     # One semantic candidate per text: the other matching atoms come from the lexical channel
-    # alone, so scoring also looks their entries up by atom.
+    # alone, whose statement brings their entries with their rows.
     store = AtomStore.get_or_create_for(acme)
     store.config = {"retrieval": {"semanticCandidates": 1}}
     store.save()
@@ -44,7 +44,7 @@ def test_hybrid_search_and_read_prepare_their_vector_statements_with_the_same_an
     statements = prepared_statements() - before
     entry_statements = [s for s in statements if "atoms_indexentry" in s]
     assert any("JOIN" in s for s in entry_statements)  # the semantic channel's eligibility
-    assert any("JOIN" not in s and "atom_id" in s for s in entry_statements)  # the lexical-only candidates' vectors
+    assert any("LEFT JOIN" in s and "ROW_NUMBER" in s for s in entry_statements)  # the lexical hits' vectors
     # The indexing path's look-up of entries (no vectors) is not prepared: drains grow the table.
     I.ok_write(create("late", "coffee beans late batch"))
     drain(X)

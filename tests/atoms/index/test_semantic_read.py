@@ -166,3 +166,43 @@ def test_an_entry_with_damaged_vectors_is_left_out_and_the_call_answers(I, X, op
     answer = response.json()
     assert {item["text"] for item in answer["items"]} == {"coffee beans", "coffee cups"}
     assert answer["diagnostics"]["index"] == "pending"
+
+
+def _entry_lookups_by_atom(statements: list[str]) -> list[str]:
+    """`valid_vectors`' look-up of entries by atom: a placeholder per id on SQLite, an array on
+    PostgreSQL, and no join."""
+    return [sql for sql in statements if "atoms_indexentry" in sql and "atom_id" in sql
+            and (" IN (" in sql or "= ANY(" in sql) and "JOIN" not in sql]
+
+
+def test_the_lexical_hits_bring_their_entries_so_scoring_looks_none_up(acme, I, X):
+    """With signal vectors, the lexical statement joins each hit's entry (docs/atoms.md "Read
+    path costs"): candidates the semantic channel did not return still score with their
+    vectors, and no entry is looked up by atom afterwards."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from atoms.models import AtomStore
+
+    store = AtomStore.get_or_create_for(acme)
+    store.config = {"retrieval": {"semanticCandidates": 1}}  # the other candidates are lexical hits only
+    store.save()
+    I.ok_write(*[create(f"c{i}", f"coffee batch {i} roasted") for i in range(5)])
+    drain(X)
+    with CaptureQueriesContext(connection) as captured:
+        body = X.post("search", {"query": "coffee roasted"}).json()
+    assert len(body["items"]) == 5 and body["diagnostics"]["index"] == "ready"
+    assert not _entry_lookups_by_atom([query["sql"] for query in captured.captured_queries])
+
+
+def test_a_lexical_hit_whose_entry_holds_another_text_scores_lexically(acme, I, X):
+    """An entry whose text hash is not its head's is not valid for it, whichever channel read
+    it: the atom scores lexically and the index is pending."""
+    I.ok_write(create("a", "coffee beans"), create("b", "coffee cups"))
+    drain(X)
+    ready = X.post("search", {"query": "coffee"}).json()
+    assert ready["diagnostics"]["index"] == "ready"
+    IndexEntry.objects.filter(pk=IndexEntry.objects.order_by("id").first().pk).update(text_hash="0" * 64)
+    body = X.post("search", {"query": "coffee"}).json()
+    assert {item["text"] for item in body["items"]} == {"coffee beans", "coffee cups"}
+    assert body["diagnostics"]["index"] == "pending"
