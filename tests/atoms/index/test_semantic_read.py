@@ -206,3 +206,29 @@ def test_a_lexical_hit_whose_entry_holds_another_text_scores_lexically(acme, I, 
     body = X.post("search", {"query": "coffee"}).json()
     assert {item["text"] for item in body["items"]} == {"coffee beans", "coffee cups"}
     assert body["diagnostics"]["index"] == "pending"
+
+
+def test_the_eligibility_statement_returns_a_revised_atoms_head_only(acme, I, X):
+    """The eligibility statement finds each hit's head by its atom id and `is_head` (the
+    partial index atoms_rev_head_of): an atom whose older revision holds the head's very text
+    still comes back once, as its head."""
+    from atoms.embedding import provider_spec, tenant_provider
+    from atoms.models import AtomStore, Revision
+    from atoms.services.semantic import _eligible_entries
+
+    ref = I.ref(create("a", "coffee as before"))
+    for i, text in enumerate(["coffee changed", "coffee as before"]):  # back to the first text
+        outcome = I.ok_write({"id": f"r{i}", "op": "revise", "target": ref, "content": {"text": text, "links": []},
+                              "sources": []})
+        ref = outcome["changes"][f"r{i}"]["ref"]
+    drain(X)
+    head = Revision.objects.get(is_head=True)
+    assert Revision.objects.filter(atom_id=head.atom_id, body=head.body).count() == 2
+    store = AtomStore.get_or_create_for(acme)
+    assert provider_spec(store) is not None
+    config = tenant_provider(acme, store).config
+    entry = IndexEntry.objects.get(atom_id=head.atom_id, config=config)
+    found = _eligible_entries(acme, config, [entry.id], ["default"], require_approval=False)
+    assert [revision.id for revision, _ in found.values()] == [head.id]
+    body = X.post("search", {"query": "coffee before"}).json()
+    assert [item["text"] for item in body["items"]] == ["coffee as before"]
