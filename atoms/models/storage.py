@@ -127,10 +127,13 @@ class Revision(models.Model):
             # Bulk loads by id inside a tenant (`tenant = ? AND id IN (...)`): without it SQLite's
             # planner walks the tenant's whole index, a cost that grows with the corpus.
             models.Index(fields=["tenant", "id"], name="atoms_rev_tenant_id"),
-            # An atom's head by its atom id, one entry per atom however many revisions it has:
-            # the semantic channel's eligibility statement finds its hits' heads through it
-            # (docs/atoms.md "Read path costs").
-            models.Index(fields=["atom"], condition=models.Q(is_head=True), name="atoms_rev_head_of"),
+        ]
+        constraints = [
+            # One head per atom, held by the database: a write clears the old head's flag
+            # before it inserts the new head. Its partial index, one entry per atom however
+            # many revisions it has, is how the semantic channel's eligibility statement finds
+            # its hits' heads (docs/atoms.md "Read path costs").
+            models.UniqueConstraint(fields=["atom"], condition=models.Q(is_head=True), name="atoms_rev_one_head"),
         ]
 
     def __str__(self) -> str:

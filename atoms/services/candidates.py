@@ -26,10 +26,11 @@ import numpy as np
 from django.db import connection
 
 from atoms.core.bm25 import K1, B, Statistics, query_terms
-from atoms.core.canonical import sha256_hex
 from atoms.core.text import is_blank
-from atoms.models import IndexEntry, LexicalCorpus, LexicalPosting, LexicalTerm, Revision
+from atoms.models import IndexEntry, LexicalPosting, Revision
 from atoms.services.hits import Hits
+from atoms.services.indexing import entry_valid_for
+from atoms.services.lexical_statistics import load_statistics
 from atoms.services.rows import ATTNAMES, build_revisions, revision_columns, visible_sql
 from memoryhub.prepared import one_of, prepared_cursor
 from tenants.models import Tenant
@@ -47,10 +48,9 @@ MAX_LOOKUP_TERMS = 256
 COMMON_SCAN = 4
 # The BM25 lookup ranks the postings alone and joins the revision rows of its best k +
 # LATE_MARGIN groups only, checking visibility on them; when hidden heads take too many of
-# those places, the text is looked up again with visibility joined before the limit
-# (docs/atoms.md "Candidates").
+# those places, or any place among a common term's best (`_common_term`), the text is looked
+# up again with visibility joined before the limit (docs/atoms.md "Candidates").
 LATE_MARGIN = 16
-STATISTICS_CHUNK = 1_000
 DEFAULT_LEXICAL_CANDIDATES = 200
 DEFAULT_SEMANTIC_CANDIDATES = 200
 
@@ -118,46 +118,6 @@ def case_weights(terms: Sequence[str], weights: Sequence[float]) -> tuple[str, l
     return f"(CASE p.term {' '.join([f'WHEN %s THEN {_FLOAT}'] * len(terms))} END)", params
 
 
-def load_statistics(tenant_id: int, policies: Sequence[str], terms: Sequence[str]) -> Statistics:
-    """ΣN, ΣL and Σn_t over `policies` for these term keys: one query for up to
-    STATISTICS_CHUNK terms, the corpus totals riding along with the first chunk's terms
-    (each statement costs a PostgreSQL round trip; docs/atoms.md "Read path costs")."""
-    if not policies:
-        return Statistics(docs=0, length=0)
-    policies = list(policies)
-    terms = list(terms)
-    corpus = connection.ops.quote_name(LexicalCorpus._meta.db_table)
-    term_table = connection.ops.quote_name(LexicalTerm._meta.db_table)
-    docs = length = 0
-    df: dict[str, int] = {}
-    # Chunks keep every statement far below the databases' parameter limits (a long text can
-    # have tens of thousands of terms); a normal request is one chunk. NULL takes the term
-    # column's type on both databases.
-    policy_is, policy_params = one_of(policies)
-    with prepared_cursor() as cursor:
-        for start in range(0, max(1, len(terms)), STATISTICS_CHUNK):
-            chunk = terms[start:start + STATISTICS_CHUNK]
-            parts: list[str] = []
-            params: list[Any] = []
-            if start == 0:
-                parts.append(f"SELECT NULL, docs, length FROM {corpus} "  # noqa: S608
-                             f"WHERE tenant_id = %s AND {policy_is('policy')}")
-                params += [tenant_id, *policy_params]
-            if chunk:
-                term_is, term_params = one_of(chunk)
-                parts.append(f"SELECT term, docs, 0 FROM {term_table} "  # noqa: S608
-                             f"WHERE tenant_id = %s AND {policy_is('policy')} AND {term_is('term')}")
-                params += [tenant_id, *policy_params, *term_params]
-            cursor.execute(" UNION ALL ".join(parts), params)
-            for term, count, total in cursor.fetchall():
-                if term is None:
-                    docs += count
-                    length += total
-                else:
-                    df[term] = df.get(term, 0) + count
-    return Statistics(docs=docs, length=length, df=df)
-
-
 @dataclass(frozen=True)
 class _Lookup:
     """One text's lexical lookup, to run with the others in one statement: `sql` selects the
@@ -182,7 +142,8 @@ class _Lookup:
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
                     require_approval: bool, k: int, vectors: str | None = None) -> Hits:
     """The top `k` eligible heads of one text by BM25, ties by atomId: one query, or two when
-    hidden heads crowd its best k + LATE_MARGIN (`lexical_channels`)."""
+    hidden heads crowd its best k + LATE_MARGIN, or take a place among a common term's best
+    (`lexical_channels`)."""
     return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
                             require_approval=require_approval, k=k, vectors=vectors)[0]
 
@@ -193,8 +154,8 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     UNION ALL of one ranked, limited lookup per text (each statement is a PostgreSQL round
     trip; docs/atoms.md "Read path costs"). Each lookup keeps its own ORDER BY and LIMIT, and
     its rows come back in that order, so a text's hits are those of its own statement. A late
-    lookup whose best groups held too many hidden heads is made again, visibility first, in
-    one more statement for all such texts.
+    lookup whose best groups held too many hidden heads (a common term's: any) is made again,
+    visibility first, in one more statement for all such texts.
 
     `vectors`: an embedding config whose index entries come with the rows (`Hits.vectors`),
     so that scoring these hits reads no entry again (docs/atoms.md "Read path costs")."""
@@ -211,13 +172,16 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     for i, lookup in lookups:
         if lookup.late:
             joined = per_text[i]
-            per_text[i] = [row for row in joined if row.is_unquarantined_active_head][:lookup.k]
-            # The lookup returned its full limit, so more heads may rank next; or hidden heads
-            # took places in a common term's window. (A posting whose revision row were
-            # missing would make `joined` short and skip this; the index is kept in the write
-            # transaction, docs/atoms.md "Lexical index", so none is.)
-            dropped = len(joined) > len(per_text[i])
-            if len(per_text[i]) < lookup.k and (len(joined) >= lookup.limit or (lookup.windowed and dropped)):
+            visible = [row for row in joined if row.is_unquarantined_active_head]
+            per_text[i] = visible[:lookup.k]
+            # Too few visible while the lookup returned its full limit: more heads may rank
+            # next. A common term's window may have lost places to hidden heads, which rank
+            # among its best when they do (high tf, short), so any hidden one sends it to the
+            # exact scan (`_common_term`). (A posting whose revision row were missing would
+            # make `joined` short and skip this; the index is kept in the write transaction,
+            # docs/atoms.md "Lexical index", so none is.)
+            crowded = len(visible) < lookup.k and len(joined) >= lookup.limit
+            if crowded or (lookup.windowed and len(visible) < len(joined)):
                 exact = lookup_of(texts[i], False)
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))
@@ -225,23 +189,41 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
         more, more_entries = _run(again, vectors)
         per_text.update(more)
         entries.update(more_entries)
+    matrices: dict[str, np.ndarray | None] = {}  # checked once per kept row, whichever texts found it
     out: list[Hits] = []
     for i, planned_one in enumerate(planned):
         if isinstance(planned_one, Hits):
             out.append(planned_one)
             continue
         rows = per_text[i]
+        if vectors is not None:
+            for r in rows:
+                if r.id not in matrices:
+                    matrices[r.id] = _valid_matrix(r, entries[r.id])
         out.append(Hits(pairs=[(r.atom_id, r.id) for r in rows], full=len(rows) >= planned_one.k,
                         skipped=planned_one.skipped, approximate=planned_one.approximate, rows={r.id: r for r in rows},
-                        vectors={r.id: entries[r.id] for r in rows} if vectors is not None else {}))
+                        vectors={r.id: matrices[r.id] for r in rows} if vectors is not None else {}))
     return out
 
 
+# The entry columns `_run` reads beside a row: policy, text hash, count, dimensions, vectors
+# (all None without an intact entry under the config).
+_Entry = tuple[Any, ...]
+
+
+def _valid_matrix(head: Revision, entry: _Entry) -> np.ndarray | None:
+    """The vectors of `entry` when it is valid for `head` (`entry_valid_for`), else None."""
+    policy, text_hash, count, dimensions, blob = entry
+    if blob is None or not entry_valid_for(head, policy, text_hash):
+        return None
+    return IndexEntry.unpack(blob, count, dimensions)
+
+
 def _run(lookups: Sequence[tuple[int, _Lookup]], vectors: str | None = None
-         ) -> tuple[dict[int, list[Revision]], dict[str, np.ndarray | None]]:
+         ) -> tuple[dict[int, list[Revision]], dict[str, _Entry]]:
     """Run these lookups as one UNION ALL statement: each text's rows, best first; with
-    `vectors` (a config), also revision id → the vectors of the row's valid entry under it, or
-    None when it has none (`valid_vectors`' rule: config, policy and text hash match)."""
+    `vectors` (a config), also revision id → the columns of the row's intact entry under it,
+    checked by the caller only for the rows it keeps (`_valid_matrix`)."""
     parts: list[str] = []
     params: list[Any] = []
     entry = IndexEntry._meta.db_table
@@ -266,13 +248,11 @@ def _run(lookups: Sequence[tuple[int, _Lookup]], vectors: str | None = None
     width = len(ATTNAMES)
     revisions = build_revisions(row[2:2 + width] for row in found)
     per_text: dict[int, list[Revision]] = {i: [] for i, _ in lookups}
-    entries: dict[str, np.ndarray | None] = {}
+    entries: dict[str, _Entry] = {}
     for row, revision in zip(found, revisions, strict=True):
         per_text[row[0]].append(revision)
         if vectors is not None:
-            policy, text_hash, count, dimensions, blob = row[2 + width:]
-            valid = blob is not None and policy == revision.policy and text_hash == sha256_hex(revision.body)
-            entries[revision.id] = IndexEntry.unpack(blob, count, dimensions) if valid else None
+            entries[revision.id] = row[2 + width:]
     return per_text, entries
 
 

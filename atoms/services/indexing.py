@@ -76,6 +76,12 @@ def backlog(tenant: Tenant, checkpoint: IndexCheckpoint) -> int:
 _ENTRY_COLUMNS = {f.attname: f.column for f in IndexEntry._meta.concrete_fields}
 
 
+def entry_valid_for(head: Revision, policy: str, text_hash: str) -> bool:
+    """Whether an entry (under the config asked for) with this policy and text hash is valid
+    for `head`: the one rule of every reader of entries (docs/atoms.md "Semantic index")."""
+    return policy == head.policy and text_hash == sha256_hex(head.body)
+
+
 def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields: str) -> Iterator[tuple[Any, ...]]:
     """(atom_id, *fields) of the entries valid for these heads: config, text hash and policy
     all match (docs/atoms.md "Semantic index"). Read as plain values, 500 atoms per query,
@@ -97,8 +103,7 @@ def _valid_rows(tenant: Tenant, config: str, heads: Sequence[Revision], *fields:
                            f"WHERE tenant_id = %s AND config = %s AND {atom_is('atom_id')} "
                            f"AND {IndexEntry.INTACT_SQL.format(e='')}", [tenant.pk, config, *atom_params])
             for atom_id, policy, text_hash, *rest in cursor.fetchall():
-                head = by_atom[atom_id]
-                if policy == head.policy and text_hash == sha256_hex(head.body):
+                if entry_valid_for(by_atom[atom_id], policy, text_hash):
                     yield (atom_id, *rest)
 
 

@@ -26,7 +26,8 @@ from atoms.models.review import HIDDEN_REVIEW
 from atoms.principal import Binding
 from atoms.services import availability
 from atoms.services.budget import Budget
-from atoms.services.candidates import Candidates, load_statistics, signal_terms, two_channel_candidates
+from atoms.services.candidates import Candidates, signal_terms, two_channel_candidates
+from atoms.services.lexical_statistics import load_statistics
 from atoms.services.links import Ahead, GraphLinks, SlotRow, load_links
 from atoms.services.rows import revisions_by_id
 from atoms.services.scoring import Weights, seed_matches

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from atoms.core.canonical import sha256_hex
 from atoms.embedding import LoadedProvider, ProviderUnavailable, provider_spec, tenant_provider
 from atoms.models import AtomStore, IndexEntry, Revision
 from atoms.services.hits import Hits
-from atoms.services.indexing import valid_vectors
+from atoms.services.indexing import entry_valid_for, valid_vectors
 from atoms.services.rows import build_revisions, revision_columns, visible_sql
 from atoms.text_signals import signal_texts
 from memoryhub.prepared import one_of, prepared_cursor
@@ -98,19 +97,20 @@ def _eligible_entries(tenant: Tenant, config: str, entry_ids: Sequence[int], rea
     entry_is, entry_params = one_of(entry_ids)
     policy_is, policy_params = one_of(read_policies)
     visible = visible_sql(require_approval)
-    # The head is found by its atom id (`visible` holds `r.is_head`), through the partial index
-    # atoms_rev_head_of: one index look-up a hit, where going through the atom row took two.
-    sql = (f"SELECT e.id, e.text_hash, e.count, e.dimensions, e.vectors, {revision_columns('r')} "  # noqa: S608
-           f"FROM {IndexEntry._meta.db_table} e JOIN {Revision._meta.db_table} r ON r.atom_id = e.atom_id "
+    # The head is found by its atom id (`visible` holds `r.is_head`), through the partial unique
+    # index atoms_rev_one_head: one index look-up a hit, where going through the atom row took two.
+    sql = (f"SELECT e.id, e.policy, e.text_hash, e.count, e.dimensions, e.vectors, {revision_columns('r')} "  # noqa: S608
+           f"FROM {IndexEntry._meta.db_table} e JOIN {Revision._meta.db_table} r "
+           f"ON r.atom_id = e.atom_id AND r.tenant_id = e.tenant_id "
            f"WHERE e.tenant_id = %s AND e.config = %s AND {entry_is('e.id')} AND {policy_is('e.policy')} "
            f"AND r.policy = e.policy AND {visible} AND {IndexEntry.INTACT_SQL.format(e='e.')}")
     with prepared_cursor(binary=True) as cursor:  # 1.5 KB of vectors a row
         cursor.execute(sql, [tenant.pk, config, *entry_params, *policy_params])
         rows = cursor.fetchall()
-    heads = build_revisions(row[5:] for row in rows)
+    heads = build_revisions(row[6:] for row in rows)
     out = {}
-    for (entry_id, text_hash, count, dimensions, vectors, *_), head in zip(rows, heads, strict=True):
-        if text_hash == sha256_hex(head.body):
+    for (entry_id, policy, text_hash, count, dimensions, vectors, *_), head in zip(rows, heads, strict=True):
+        if entry_valid_for(head, policy, text_hash):
             out[entry_id] = (head, IndexEntry.unpack(vectors, count, dimensions))
     return out
 

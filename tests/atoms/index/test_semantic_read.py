@@ -5,6 +5,7 @@ otherwise; eligible heads only, before the channel's limit."""
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError, transaction
 
 from atoms.core.embedding import FakeHashProvider
 from atoms.embedding import forget_providers
@@ -209,9 +210,10 @@ def test_a_lexical_hit_whose_entry_holds_another_text_scores_lexically(acme, I, 
 
 
 def test_the_eligibility_statement_returns_a_revised_atoms_head_only(acme, I, X):
-    """The eligibility statement finds each hit's head by its atom id and `is_head` (the
-    partial index atoms_rev_head_of): an atom whose older revision holds the head's very text
-    still comes back once, as its head."""
+    """The eligibility statement finds each hit's head by its atom id and `is_head`: an atom
+    whose older revision holds the head's very text (so the entry is valid for both texts)
+    comes back as its head, and the database refuses a second head for it (the unique index
+    atoms_rev_one_head, which the statement goes through)."""
     from atoms.embedding import provider_spec, tenant_provider
     from atoms.models import AtomStore, Revision
     from atoms.services.semantic import _eligible_entries
@@ -232,3 +234,6 @@ def test_the_eligibility_statement_returns_a_revised_atoms_head_only(acme, I, X)
     assert [revision.id for revision, _ in found.values()] == [head.id]
     body = X.post("search", {"query": "coffee before"}).json()
     assert [item["text"] for item in body["items"]] == ["coffee as before"]
+    older = Revision.objects.filter(atom_id=head.atom_id, is_head=False, body=head.body).get()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Revision.objects.filter(pk=older.pk).update(is_head=True)
