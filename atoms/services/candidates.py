@@ -312,8 +312,9 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     Without `late`, eligibility is joined inside each policy's scan, before its limit: a row
     look-up per scanned posting. `late` (as for `_lookup`): the scan reads the lookup index
     alone, and only the best k + LATE_MARGIN are joined to their rows, visible or not; the
-    window of COMMON_SCAN * k postings then counts those of quarantined heads too
-    (docs/atoms.md "Candidates")."""
+    window of COMMON_SCAN * k postings then counts those of quarantined heads too, so any
+    hidden one among those best sends the term to the first form (`lexical_channels`,
+    docs/atoms.md "Candidates")."""
     posting = LexicalPosting._meta.db_table
     scan = COMMON_SCAN * k
     joined = "" if late else f"JOIN atoms_revision r ON r.id = p.revision_id AND {visible_sql(require_approval)} "
