@@ -135,7 +135,7 @@ class _Lookup:
     late: bool = False
     limit: int = 0
     # A late common-term lookup (`_common_term`): its window of postings may have held hidden
-    # heads, so it is made again whenever one was dropped and fewer than k remain.
+    # heads, so it is made again whenever one is among the rows it joined.
     windowed: bool = False
 
 
