@@ -140,12 +140,12 @@ class _Lookup:
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
-                    require_approval: bool, k: int, vectors: str | None = None) -> Hits:
+                    require_approval: bool, k: int) -> Hits:
     """The top `k` eligible heads of one text by BM25, ties by atomId: one query, or two when
     hidden heads crowd its best k + LATE_MARGIN, or take a place among a common term's best
     (`lexical_channels`)."""
     return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
-                            require_approval=require_approval, k=k, vectors=vectors)[0]
+                            require_approval=require_approval, k=k)[0]
 
 
 def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics, read_policies: Sequence[str],
