@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from memoryhub.actors import Actor
 from tenants.models import ApiKey, Membership, Role, Tenant
 from tenants.services.keys import apikey_create
-from tests.live_server import SharedConnectionLiveServerThread
+from tests.live_server import OneAppCallAtATimeServer, SharedConnectionLiveServerThread
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
 # same test are still synchronous, so Django's async-safety guard is lifted for tests.
@@ -64,6 +64,19 @@ def live_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _live_server_idle_before_flush(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Before a live-server test's rows are deleted, wait until the server handles no request
+    (tests/live_server.py says why). pytest-django sets the database up in a plugin fixture,
+    before this one, so this teardown runs after the browser's pages have closed and before
+    that delete."""
+    server = request.getfixturevalue("live_server") if "live_server" in request.fixturenames else None
+    yield
+    httpd = getattr(getattr(server, "thread", None), "httpd", None)
+    if isinstance(httpd, OneAppCallAtATimeServer):
+        assert httpd.wait_until_idle(timeout=30), "the live server still handled a request after 30 s"
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.request import urlopen
+from wsgiref.simple_server import WSGIRequestHandler
 
 from pytest_django.live_server_helper import LiveServer
 
@@ -50,3 +51,35 @@ def test_a_second_call_waits_until_the_first_has_returned() -> None:
     second.join(timeout=30)
     assert entered == ["first", "second"]
     assert answers == {"first": [b"first"], "second": [b"second"]}
+
+
+def test_it_is_idle_only_once_every_request_it_accepted_has_been_answered() -> None:
+    inside, release = threading.Event(), threading.Event()
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        inside.set()
+        release.wait(timeout=30)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"done"]
+
+    server = OneAppCallAtATimeServer(("127.0.0.1", 0), WSGIRequestHandler)
+    server.set_app(application)
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    serving.start()
+    try:
+        assert server.wait_until_idle(timeout=5)
+        answers: list[bytes] = []
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        client = threading.Thread(target=lambda: answers.append(urlopen(url, timeout=30).read()))
+        client.start()
+        assert inside.wait(timeout=30)
+        # The request is inside the application: the server is not idle until it returns.
+        assert not server.wait_until_idle(timeout=0.5)
+        release.set()
+        assert server.wait_until_idle(timeout=30)
+        client.join(timeout=30)
+        assert answers == [b"done"]
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
