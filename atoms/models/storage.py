@@ -127,6 +127,10 @@ class Revision(models.Model):
             # Bulk loads by id inside a tenant (`tenant = ? AND id IN (...)`): without it SQLite's
             # planner walks the tenant's whole index, a cost that grows with the corpus.
             models.Index(fields=["tenant", "id"], name="atoms_rev_tenant_id"),
+            # The quarantined revisions alone: a common term's scan of the posting index skips
+            # theirs with one probe of this small index a posting, not a read of its revision
+            # row (docs/atoms.md "Candidates").
+            models.Index(fields=["id"], condition=models.Q(review_status="quarantined"), name="atoms_rev_quarantined"),
         ]
         constraints = [
             # One head per atom, held by the database: a write clears the old head's flag

@@ -48,8 +48,8 @@ MAX_LOOKUP_TERMS = 256
 COMMON_SCAN = 4
 # The BM25 lookup ranks the postings alone and joins the revision rows of its best k +
 # LATE_MARGIN groups only, checking visibility on them; when hidden heads take too many of
-# those places, or any place among a common term's best (`_common_term`), the text is looked
-# up again with visibility joined before the limit (docs/atoms.md "Candidates").
+# those places, the text is looked up again with visibility joined before the limit
+# (docs/atoms.md "Candidates").
 LATE_MARGIN = 16
 DEFAULT_LEXICAL_CANDIDATES = 200
 DEFAULT_SEMANTIC_CANDIDATES = 200
@@ -134,16 +134,12 @@ class _Lookup:
     # (`Revision.is_unquarantined_active_head`).
     late: bool = False
     limit: int = 0
-    # A late common-term lookup (`_common_term`): its window of postings may have held hidden
-    # heads, so it is made again whenever one is among the rows it joined.
-    windowed: bool = False
 
 
 def lexical_channel(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequence[str],
                     require_approval: bool, k: int) -> Hits:
     """The top `k` eligible heads of one text by BM25, ties by atomId: one query, or two when
-    hidden heads crowd its best k + LATE_MARGIN, or take a place among a common term's best
-    (`lexical_channels`)."""
+    hidden heads crowd its best k + LATE_MARGIN (`lexical_channels`)."""
     return lexical_channels(tenant_id=tenant_id, texts=[text], stats=stats, read_policies=read_policies,
                             require_approval=require_approval, k=k)[0]
 
@@ -154,8 +150,8 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
     UNION ALL of one ranked, limited lookup per text (each statement is a PostgreSQL round
     trip; docs/atoms.md "Read path costs"). Each lookup keeps its own ORDER BY and LIMIT, and
     its rows come back in that order, so a text's hits are those of its own statement. A late
-    lookup whose best groups held too many hidden heads (a common term's: any) is made again,
-    visibility first, in one more statement for all such texts.
+    lookup whose best groups held too many hidden heads is made again, visibility first, in
+    one more statement for all such texts.
 
     `vectors`: an embedding config whose index entries come with the rows (`Hits.vectors`),
     so that scoring these hits reads no entry again (docs/atoms.md "Read path costs")."""
@@ -175,13 +171,10 @@ def lexical_channels(*, tenant_id: int, texts: Sequence[str], stats: Statistics,
             visible = [row for row in joined if row.is_unquarantined_active_head]
             per_text[i] = visible[:lookup.k]
             # Too few visible while the lookup returned its full limit: more heads may rank
-            # next. A common term's window may have lost places to hidden heads, which rank
-            # among its best when they do (high tf, short), so any hidden one sends it to the
-            # exact scan (`_common_term`). (A posting whose revision row were missing would
-            # make `joined` short and skip this; the index is kept in the write transaction,
-            # docs/atoms.md "Lexical index", so none is.)
-            crowded = len(visible) < lookup.k and len(joined) >= lookup.limit
-            if crowded or (lookup.windowed and len(visible) < len(joined)):
+            # next. (A posting whose revision row were missing would make `joined` short and
+            # skip this; the index is kept in the write transaction, docs/atoms.md "Lexical
+            # index", so none is.)
+            if len(visible) < lookup.k and len(joined) >= lookup.limit:
                 exact = lookup_of(texts[i], False)
                 assert isinstance(exact, _Lookup)  # the same terms: a lookup again
                 again.append((i, exact))
@@ -301,6 +294,10 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
     return _Lookup(sql=sql, params=[*params, k], k=k, skipped=skipped, approximate=False)
 
 
+# The quarantined revisions' partial index is probed under this alias (`_common_term`).
+QUARANTINED = "atoms_revision q"
+
+
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
                  require_approval: bool, k: int, late: bool = False) -> _Lookup:
     """The lookup of one term held by more than SKIP_DOCS heads. Its BM25 weight rises with tf
@@ -309,18 +306,28 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     of them (per policy) are ranked, never the whole list. Approximate by construction: a long
     head with a high tf can come before a short one that scores more.
 
-    Without `late`, eligibility is joined inside each policy's scan, before its limit: a row
-    look-up per scanned posting. `late` (as for `_lookup`): the scan reads the lookup index
-    alone, and only the best k + LATE_MARGIN are joined to their rows, visible or not; the
-    window of COMMON_SCAN * k postings then counts those of quarantined heads too, so any
-    hidden one among those best sends the term to the first form (`lexical_channels`,
-    docs/atoms.md "Candidates")."""
+    Eligibility applies inside each policy's scan, before its limit (docs/atoms.md
+    "Candidates"). Without `late` the scan joins each posting's revision row for it. `late`
+    (as for `_lookup`, never with approval required): postings exist for active heads only,
+    so only a quarantine can hide one, and the scan skips a quarantined head's posting by
+    probing the small partial index atoms_rev_quarantined instead of reading its row; the
+    best k + LATE_MARGIN are then joined to their rows and checked again like any late
+    lookup's (`lexical_channels`)."""
     posting = LexicalPosting._meta.db_table
     scan = COMMON_SCAN * k
-    joined = "" if late else f"JOIN atoms_revision r ON r.id = p.revision_id AND {visible_sql(require_approval)} "
+    if late:
+        # SQLite plans without statistics and would probe the primary key, reading each row;
+        # INDEXED BY names the partial index, and SQLite refuses the statement rather than
+        # run it without that index. PostgreSQL picks the small index itself.
+        quarantined = f"{QUARANTINED} INDEXED BY atoms_rev_quarantined" if connection.vendor == "sqlite" else QUARANTINED
+        joined = ""
+        hidden = (f"AND NOT EXISTS (SELECT 1 FROM {quarantined} WHERE q.id = p.revision_id "  # noqa: S608
+                  "AND q.review_status = 'quarantined') ")
+    else:
+        joined, hidden = f"JOIN atoms_revision r ON r.id = p.revision_id AND {visible_sql(require_approval)} ", ""
     parts = " UNION ALL ".join(
         [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p {joined}"  # noqa: S608
-         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s "
+         f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s {hidden}"
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
     # The best ones are chosen before the whole rows are joined: k (or k + LATE_MARGIN) row
     # look-ups, not COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId).
@@ -334,8 +341,7 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     for policy in read_policies:
         params += [tenant_id, term, policy, scan]
     params.append(limit)
-    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True, late=late, limit=limit,
-                   windowed=late)
+    return _Lookup(sql=sql, params=params, k=k, skipped=skipped, approximate=True, late=late, limit=limit)
 
 
 def union(per_text: Sequence[tuple[Hits, Hits]], limit: int) -> tuple[list[dict[str, str]], bool]:
