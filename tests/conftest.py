@@ -67,16 +67,21 @@ def live_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(autouse=True)
-def _live_server_idle_before_flush(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Before a live-server test's rows are deleted, wait until the server handles no request
+def _live_server_gate(request: pytest.FixtureRequest, _test_settings: None, monkeypatch: pytest.MonkeyPatch
+                      ) -> Iterator[None]:
+    """Where the live server shares the in-memory SQLite connection, its application is open
+    during a live-server test and closed before that test's rows are deleted
     (tests/live_server.py says why). pytest-django sets the database up in a plugin fixture,
-    before this one, so this teardown runs after the browser's pages have closed and before
-    that delete."""
+    before this one, so this teardown runs before that delete; the settings and monkeypatches
+    are set up before this fixture, so the last call inside still runs with them."""
     server = request.getfixturevalue("live_server") if "live_server" in request.fixturenames else None
-    yield
     httpd = getattr(getattr(server, "thread", None), "httpd", None)
-    if isinstance(httpd, OneAppCallAtATimeServer):
-        assert httpd.wait_until_idle(timeout=30), "the live server still handled a request after 30 s"
+    gate = httpd.gate if isinstance(httpd, OneAppCallAtATimeServer) else None
+    if gate is not None:
+        gate.open()
+    yield
+    if gate is not None:
+        gate.close()
 
 
 @pytest.fixture(autouse=True)

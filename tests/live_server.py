@@ -10,16 +10,17 @@ read requests in parallel (a browser's idle pre-opened connection blocks nobody)
 application itself is called by one thread at a time.
 
 The test's own thread uses that connection too, and at the end of a test it deletes every
-row. A page can still have a request in flight then (an HX-Trigger refresh fired by the last
-click, say), and a row it inserts halfway through that delete fails the delete's foreign-key
-check. So the server counts the requests it is handling, and `_live_server_idle_before_flush`
-(tests/conftest.py) waits until none is left before the rows go.
+row. A page can still send requests then (an HX-Trigger refresh fired by the last click, a
+poll of a page left open by a failed test), and a row one of them inserts halfway through
+that delete fails the delete's foreign-key check. So the application sits behind a gate:
+`_live_server_gate` (tests/conftest.py) closes it before the rows go, which waits for the
+call inside to return, and later calls are answered 503 without reaching the application,
+until the next live-server test opens it again.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,57 +30,44 @@ from django.test.testcases import LiveServerThread
 WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def one_call_at_a_time(application: WSGIApplication) -> WSGIApplication:
-    """`application`, entered by one thread at a time. A Django response is complete when the
-    call returns (its queries have run); only sending the bytes happens outside the lock."""
-    lock = threading.Lock()
+class Gate:
+    """`application`, entered by one thread at a time, while open. A Django response is
+    complete when the call returns (its queries have run); only sending the bytes happens
+    outside the lock."""
 
-    def serialized(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        with lock:
-            return application(environ, start_response)
+    def __init__(self, application: WSGIApplication) -> None:
+        self.application = application
+        self._lock = threading.Lock()
+        self._open = True
 
-    return serialized
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        with self._lock:
+            if not self._open:
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+                return [b"the test this request belongs to has ended\n"]
+            return self.application(environ, start_response)
+
+    def close(self) -> None:
+        """Waits for the call inside, if any, to return; no call enters after."""
+        with self._lock:
+            self._open = False
+
+    def open(self) -> None:
+        with self._lock:
+            self._open = True
+
+
+def one_call_at_a_time(application: WSGIApplication) -> Gate:
+    """`application`, entered by one thread at a time (an open `Gate`)."""
+    return Gate(application)
 
 
 class OneAppCallAtATimeServer(ThreadedWSGIServer):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._handling = 0
-        self._changed = threading.Condition()
+    gate: Gate
 
     def set_app(self, application: WSGIApplication) -> None:
-        super().set_app(one_call_at_a_time(application))
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # Counted here, in the accepting thread, so that no accepted connection is ever
-        # uncounted between its accept and its handler thread's start.
-        with self._changed:
-            self._handling += 1
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._changed:
-                self._handling -= 1
-                self._changed.notify_all()
-
-    def wait_until_idle(self, timeout: float, settle: float = 0.05) -> bool:
-        """True once no connection is being handled and none arrived for `settle` seconds
-        (a request the browser sent just before its context closed may still be waiting to
-        be accepted); False if that did not happen within `timeout`."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                remaining = deadline - time.monotonic()
-                if self._handling == 0:
-                    self._changed.wait(timeout=min(settle, max(remaining, 0)))
-                    if self._handling == 0:
-                        return True
-                if remaining <= 0:
-                    return False
-                self._changed.wait(timeout=remaining)
+        self.gate = one_call_at_a_time(application)
+        super().set_app(self.gate)
 
 
 class SharedConnectionLiveServerThread(LiveServerThread):

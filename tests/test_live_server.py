@@ -7,11 +7,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.request import urlopen
-from wsgiref.simple_server import WSGIRequestHandler
 
 from pytest_django.live_server_helper import LiveServer
 
-from tests.live_server import OneAppCallAtATimeServer, one_call_at_a_time
+from tests.live_server import Gate, OneAppCallAtATimeServer, one_call_at_a_time
 
 
 def test_it_serializes_application_calls_exactly_when_it_shares_an_in_memory_sqlite_connection(
@@ -53,33 +52,36 @@ def test_a_second_call_waits_until_the_first_has_returned() -> None:
     assert answers == {"first": [b"first"], "second": [b"second"]}
 
 
-def test_it_is_idle_only_once_every_request_it_accepted_has_been_answered() -> None:
+def test_a_closed_gate_waits_for_the_call_inside_and_answers_later_ones_503_without_the_application() -> None:
     inside, release = threading.Event(), threading.Event()
+    calls: list[str] = []
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        calls.append(environ["name"])
         inside.set()
         release.wait(timeout=30)
-        start_response("200 OK", [("Content-Type", "text/plain")])
+        start_response("200 OK", [])
         return [b"done"]
 
-    server = OneAppCallAtATimeServer(("127.0.0.1", 0), WSGIRequestHandler)
-    server.set_app(application)
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    serving.start()
-    try:
-        assert server.wait_until_idle(timeout=5)
-        answers: list[bytes] = []
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
-        client = threading.Thread(target=lambda: answers.append(urlopen(url, timeout=30).read()))
-        client.start()
-        assert inside.wait(timeout=30)
-        # The request is inside the application: the server is not idle until it returns.
-        assert not server.wait_until_idle(timeout=0.5)
-        release.set()
-        assert server.wait_until_idle(timeout=30)
-        client.join(timeout=30)
-        assert answers == [b"done"]
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
+    gate = Gate(application)
+    statuses: dict[str, str] = {}
+
+    def call(name: str) -> None:
+        gate({"name": name}, lambda status, headers: statuses.__setitem__(name, status))
+
+    first = threading.Thread(target=call, args=("first",))
+    first.start()
+    assert inside.wait(timeout=30)
+    closing = threading.Thread(target=gate.close)
+    closing.start()
+    closing.join(timeout=0.5)
+    assert closing.is_alive()  # close() waits while a call is inside
+    release.set()
+    closing.join(timeout=30)
+    first.join(timeout=30)
+    assert not closing.is_alive() and statuses == {"first": "200 OK"}
+    call("late")
+    assert statuses["late"].startswith("503") and calls == ["first"]
+    gate.open()
+    call("next")
+    assert statuses["next"] == "200 OK" and calls == ["first", "next"]

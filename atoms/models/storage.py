@@ -128,8 +128,8 @@ class Revision(models.Model):
             # planner walks the tenant's whole index, a cost that grows with the corpus.
             models.Index(fields=["tenant", "id"], name="atoms_rev_tenant_id"),
             # The quarantined revisions alone: a common term's scan of the posting index skips
-            # theirs with one probe of this small index a posting, not a read of its revision
-            # row (docs/atoms.md "Candidates").
+            # a quarantined head's posting by probing this small index, once per posting,
+            # instead of reading the posting's revision row (docs/atoms.md "Candidates").
             models.Index(fields=["id"], condition=models.Q(review_status="quarantined"), name="atoms_rev_quarantined"),
         ]
         constraints = [

@@ -311,8 +311,8 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
     (as for `_lookup`, never with approval required): postings exist for active heads only,
     so only a quarantine can hide one, and the scan skips a quarantined head's posting by
     probing the small partial index atoms_rev_quarantined instead of reading its row; the
-    best k + LATE_MARGIN are then joined to their rows and checked again like any late
-    lookup's (`lexical_channels`)."""
+    best k are then joined to their rows, and checked again like any late lookup's
+    (`lexical_channels`), which finds them all visible."""
     posting = LexicalPosting._meta.db_table
     scan = COMMON_SCAN * k
     if late:
@@ -329,9 +329,10 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
         [f"SELECT * FROM (SELECT p.atom_id, p.revision_id, p.tf, p.length FROM {posting} p {joined}"  # noqa: S608
          f"WHERE p.tenant_id = %s AND p.term = %s AND p.policy = %s {hidden}"
          f"ORDER BY p.tf DESC, p.length ASC LIMIT %s) AS best"] * len(read_policies))
-    # The best ones are chosen before the whole rows are joined: k (or k + LATE_MARGIN) row
-    # look-ups, not COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId).
-    limit = k + LATE_MARGIN if late else k
+    # The best ones are chosen before the whole rows are joined: k row look-ups, not
+    # COMMON_SCAN * k per policy (`_run` orders the rows again by o and atomId). Every posting
+    # of the window is eligible in both forms, so no margin is needed.
+    limit = k
     best = (f"SELECT b.atom_id, b.revision_id, "  # noqa: S608
             f"CAST(b.tf AS DOUBLE PRECISION) / (b.tf + {_FLOAT} + {_FLOAT} * b.length) AS o "
             f"FROM ({parts}) b ORDER BY o DESC, b.atom_id LIMIT %s")
