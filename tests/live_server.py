@@ -57,16 +57,11 @@ class Gate:
             self._open = True
 
 
-def one_call_at_a_time(application: WSGIApplication) -> Gate:
-    """`application`, entered by one thread at a time (an open `Gate`)."""
-    return Gate(application)
-
-
 class OneAppCallAtATimeServer(ThreadedWSGIServer):
     gate: Gate
 
     def set_app(self, application: WSGIApplication) -> None:
-        self.gate = one_call_at_a_time(application)
+        self.gate = Gate(application)
         super().set_app(self.gate)
 
 

@@ -10,7 +10,7 @@ from urllib.request import urlopen
 
 from pytest_django.live_server_helper import LiveServer
 
-from tests.live_server import Gate, OneAppCallAtATimeServer, one_call_at_a_time
+from tests.live_server import Gate, OneAppCallAtATimeServer
 
 
 def test_it_serializes_application_calls_exactly_when_it_shares_an_in_memory_sqlite_connection(
@@ -31,7 +31,7 @@ def test_a_second_call_waits_until_the_first_has_returned() -> None:
         release.wait(timeout=30)
         return [environ["name"].encode()]
 
-    serialized = one_call_at_a_time(application)
+    serialized = Gate(application)
     answers: dict[str, Iterable[bytes]] = {}
 
     def call(name: str) -> None:

@@ -1,8 +1,8 @@
 """The quarantined revisions' partial index (docs/atoms.md "Candidates"): a common term's scan
 of the posting index skips a quarantined head's postings by probing it, so its window holds
-only eligible heads, as §R1 asks (docs/atoms.md "Contract sections"). It holds only
-quarantined revisions, so it is small and quick to build (docs/operations.md "Upgrading").
-On SQLite the lookup names it, so `migrate` runs before the new code starts."""
+eligible heads only (eligibility applies before the window's cap). It holds only quarantined
+revisions, so it is small and quick to build (docs/operations.md "Upgrading"). On SQLite the
+lookup names it, so `migrate` runs before the new code starts."""
 
 from django.db import migrations, models
 

@@ -294,10 +294,6 @@ def _lookup(*, tenant_id: int, text: str, stats: Statistics, read_policies: Sequ
     return _Lookup(sql=sql, params=[*params, k], k=k, skipped=skipped, approximate=False)
 
 
-# The quarantined revisions' partial index is probed under this alias (`_common_term`).
-QUARANTINED = "atoms_revision q"
-
-
 def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read_policies: Sequence[str],
                  require_approval: bool, k: int, late: bool = False) -> _Lookup:
     """The lookup of one term held by more than SKIP_DOCS heads. Its BM25 weight rises with tf
@@ -319,9 +315,9 @@ def _common_term(*, tenant_id: int, term: str, skipped: bool, avgdl: float, read
         # SQLite plans without statistics and would probe the primary key, reading each row;
         # INDEXED BY names the partial index, and SQLite refuses the statement rather than
         # run it without that index. PostgreSQL picks the small index itself.
-        quarantined = f"{QUARANTINED} INDEXED BY atoms_rev_quarantined" if connection.vendor == "sqlite" else QUARANTINED
+        indexed = " INDEXED BY atoms_rev_quarantined" if connection.vendor == "sqlite" else ""
         joined = ""
-        hidden = (f"AND NOT EXISTS (SELECT 1 FROM {quarantined} WHERE q.id = p.revision_id "  # noqa: S608
+        hidden = (f"AND NOT EXISTS (SELECT 1 FROM atoms_revision q{indexed} WHERE q.id = p.revision_id "  # noqa: S608
                   "AND q.review_status = 'quarantined') ")
     else:
         joined, hidden = f"JOIN atoms_revision r ON r.id = p.revision_id AND {visible_sql(require_approval)} ", ""
